@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Rule matching. Keys are ANDed, the values of one key are alternatives;
+ * a value is an exact string unless it contains glob characters. Exe= values
+ * without a slash match the executable's file name; Cmdline= values match any
+ * argv word or its file name, so "python3 /usr/bin/tool.py" matches
+ * Cmdline=tool.py.
+ */
+
+#include <fnmatch.h>
+
+#include "match.h"
+#include "util.h"
+
+static bool value_matches(const char *pattern, const char *s) {
+        if (!s)
+                return false;
+        if (string_is_glob(pattern))
+                return fnmatch(pattern, s, 0) == 0;
+        return strcmp(pattern, s) == 0;
+}
+
+static bool any_matches(char * const *patterns, const char *s) {
+        for (char * const *p = patterns; *p; p++)
+                if (value_matches(*p, s))
+                        return true;
+        return false;
+}
+
+static const char *basename_of(const char *p) {
+        const char *s = strrchr(p, '/');
+
+        return s ? s + 1 : p;
+}
+
+static bool exe_matches(char * const *patterns, const char *exe) {
+        char buf[4096];
+        size_t l;
+
+        if (!exe)
+                return false;
+        /* The kernel appends " (deleted)" once the binary was replaced (e.g. by an upgrade). */
+        l = strlen(exe);
+        if (l > 10 && l < sizeof(buf) && strcmp(exe + l - 10, " (deleted)") == 0) {
+                memcpy(buf, exe, l - 10);
+                buf[l - 10] = 0;
+                exe = buf;
+        }
+        for (char * const *p = patterns; *p; p++) {
+                if (strchr(*p, '/') ? value_matches(*p, exe) : value_matches(*p, basename_of(exe)))
+                        return true;
+        }
+        return false;
+}
+
+static bool cmdline_matches(char * const *patterns, char * const *argv) {
+        if (!argv)
+                return false;
+        for (char * const *a = argv; *a; a++) {
+                const char *b = basename_of(*a);
+
+                for (char * const *p = patterns; *p; p++)
+                        if (value_matches(*p, *a) || (b != *a && value_matches(*p, b)))
+                                return true;
+        }
+        return false;
+}
+
+static bool id_matches(char * const *patterns, unsigned id, const char *name) {
+        char num[16];
+
+        snprintf(num, sizeof(num), "%u", id);
+        for (char * const *p = patterns; *p; p++)
+                if (value_matches(*p, num) || value_matches(*p, name))
+                        return true;
+        return false;
+}
+
+static bool is_unit_name(const char *s, size_t len) {
+        static const char * const suffixes[] = {
+                ".slice", ".service", ".scope", ".socket", ".mount", ".swap",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                size_t sl = strlen(suffixes[i]);
+
+                if (len > sl && memcmp(s + len - sl, suffixes[i], sl) == 0)
+                        return true;
+        }
+        return false;
+}
+
+bool cgroup_path_in_unit(const char *cgroup, const char *pattern) {
+        const char *p = cgroup;
+
+        if (!cgroup)
+                return false;
+        while (*p) {
+                const char *e;
+                size_t len;
+                char buf[256];
+
+                p += strspn(p, "/");
+                e = strchrnul(p, '/');
+                len = (size_t) (e - p);
+                if (len > 0 && len < sizeof(buf) && is_unit_name(p, len)) {
+                        memcpy(buf, p, len);
+                        buf[len] = 0;
+                        if (value_matches(pattern, buf))
+                                return true;
+                }
+                p = e;
+        }
+        return false;
+}
+
+char *cgroup_path_unit(const char *cgroup) {
+        const char *p = cgroup, *best = NULL;
+        size_t best_len = 0;
+
+        if (!cgroup)
+                return NULL;
+        while (*p) {
+                const char *e;
+
+                p += strspn(p, "/");
+                e = strchrnul(p, '/');
+                if (e > p && is_unit_name(p, (size_t) (e - p))) {
+                        best = p;
+                        best_len = (size_t) (e - p);
+                }
+                p = e;
+        }
+        return best ? strndup(best, best_len) : NULL;
+}
+
+static bool key_matches(const Rule *r, MatchKey k, const TaskInfo *t) {
+        char * const *v = r->match[k];
+
+        switch (k) {
+        case MATCH_COMM:
+                return t->comm && any_matches(v, t->comm);
+        case MATCH_EXE:
+                return exe_matches(v, t->exe);
+        case MATCH_CMDLINE:
+                return cmdline_matches(v, t->argv);
+        case MATCH_PARENT:
+                return t->parent_comm && any_matches(v, t->parent_comm);
+        case MATCH_USER:
+                return id_matches(v, t->uid, t->user);
+        case MATCH_GROUP:
+                return id_matches(v, t->gid, t->group);
+        case MATCH_CGROUP:
+                return t->cgroup && any_matches(v, t->cgroup);
+        case MATCH_UNIT:
+                for (char * const *p = v; *p; p++)
+                        if (cgroup_path_in_unit(t->cgroup, *p))
+                                return true;
+                return false;
+        default:
+                return false;
+        }
+}
+
+bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed) {
+        for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
+                if (!r->match[k])
+                        continue;
+                /* A key given with an empty list ("Comm=" reset) matches nothing. */
+                if (!r->match[k][0] || !key_matches(r, k, t)) {
+                        if (ret_failed)
+                                *ret_failed = k;
+                        return false;
+                }
+        }
+        return true;
+}
+
+void match_result_done(MatchResult *m) {
+        free(m->shadowed);
+        *m = (MatchResult) {};
+}
+
+int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchResult *ret) {
+        MatchResult m = {};
+        size_t alloc = 0;
+
+        for (size_t i = 0; i < s->n_rules; i++) {
+                const Rule *r = &s->rules[i];
+
+                if (r->kind != RULE_PROCESS || !match_rule(r, t, NULL))
+                        continue;
+                if (!m.rule) {
+                        m.rule = r;
+                        if (!want_shadowed)
+                                break;
+                        continue;
+                }
+                if (m.n_shadowed >= alloc) {
+                        const Rule **n;
+
+                        alloc = alloc ? alloc * 2 : 8;
+                        n = reallocarray(m.shadowed, alloc, sizeof(Rule *));
+                        if (!n) {
+                                match_result_done(&m);
+                                return -ENOMEM;
+                        }
+                        m.shadowed = n;
+                }
+                m.shadowed[m.n_shadowed++] = r;
+        }
+        *ret = m;
+        return m.rule ? 1 : 0;
+}
+
+const Rule *match_unit(const RuleSet *s, const char *unit) {
+        for (size_t i = 0; i < s->n_rules; i++) {
+                const Rule *r = &s->rules[i];
+
+                if (r->kind == RULE_UNIT && r->match[MATCH_UNIT] && any_matches(r->match[MATCH_UNIT], unit))
+                        return r;
+        }
+        return NULL;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Matching a task (or a systemd unit) against a RuleSet. Pure logic: the
+ * caller fills a TaskInfo from wherever it learnt about the task (a BPF
+ * event, /proc), this module never reads the system.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rules.h"
+
+typedef struct TaskInfo {
+        pid_t pid;  /* thread group id */
+        pid_t ppid;
+        uid_t uid;
+        gid_t gid;
+        const char *comm;
+        const char *exe;         /* may end in " (deleted)": trimmed when matching */
+        char * const *argv;      /* NULL if unknown */
+        const char *parent_comm; /* NULL if unknown */
+        const char *user;        /* name of uid, NULL if unknown */
+        const char *group;       /* name of gid, NULL if unknown */
+        const char *cgroup;      /* cgroup v2 (or name=systemd) path, NULL if unknown */
+} TaskInfo;
+
+typedef struct MatchResult {
+        const Rule *rule;     /* the winner, NULL if none */
+        const Rule **shadowed; /* later rules that matched too */
+        size_t n_shadowed;
+} MatchResult;
+
+void match_result_done(MatchResult *m);
+
+/* Does this one rule match? On false, *ret_failed names the first key that did not. */
+bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed);
+
+/*
+ * First process rule that matches wins. With want_shadowed, also collects the
+ * later matching ones (for explain); without it, stops at the first match.
+ */
+int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchResult *ret);
+
+/* First unit rule whose Unit= matches the unit name. */
+const Rule *match_unit(const RuleSet *s, const char *unit);
+
+/*
+ * Does a cgroup path lie inside a unit that the pattern names? The path's
+ * components that are unit names (*.slice, *.service, *.scope, ...) are
+ * candidates: a process in /game.slice/run-1.scope runs "in" both.
+ */
+bool cgroup_path_in_unit(const char *cgroup, const char *pattern);
+
+/* The innermost unit of a cgroup path, newly allocated, or NULL if there is none. */
+char *cgroup_path_unit(const char *cgroup);

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * /proc readers. Everything is relative to an open proc directory fd, so the
+ * same code reads the real /proc, a namespace's /proc and a test's fake tree.
+ */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+
+#include "proc.h"
+#include "util.h"
+
+int proc_stat_parse(const char *line, ProcStat *ret) {
+        const char *open, *close, *p;
+        ProcStat st = {};
+        size_t len;
+        int field;
+
+        /* comm may contain spaces and parentheses: it ends at the last ')'. */
+        open = strchr(line, '(');
+        close = strrchr(line, ')');
+        if (!open || !close || close < open)
+                return -EINVAL;
+        len = (size_t) (close - open - 1);
+        if (len >= sizeof(st.comm))
+                len = sizeof(st.comm) - 1;
+        memcpy(st.comm, open + 1, len);
+        st.comm[len] = 0;
+
+        p = close + 1;
+        /* Fields after comm, numbered as in proc(5): 3 = state. */
+        for (field = 3; *p; field++) {
+                char *end;
+                unsigned long long v;
+
+                p += strspn(p, " ");
+                if (!*p)
+                        break;
+                if (field == 3) {
+                        st.state = *p;
+                        p += strcspn(p, " ");
+                        continue;
+                }
+                errno = 0;
+                v = strtoull(p, &end, 10);
+                if (end == p && *p != '-')
+                        return -EINVAL;
+                if (*p == '-') {
+                        (void) strtoll(p, &end, 10);
+                        v = 0;
+                }
+                switch (field) {
+                case 4:
+                        st.ppid = (pid_t) v;
+                        break;
+                case 9:
+                        st.flags = (unsigned) v;
+                        break;
+                case 20:
+                        st.num_threads = (long) v;
+                        break;
+                case 22:
+                        st.start_time = v;
+                        *ret = st;
+                        return 0;
+                }
+                p = end;
+        }
+        return -EINVAL;
+}
+
+int proc_stat_read(int proc_fd, const char *path, ProcStat *ret) {
+        _cleanup_(closep) int fd = -1;
+        char buf[1024];
+        ssize_t n;
+
+        fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        if (n == 0)
+                return -ESRCH; /* reaped between open and read */
+        buf[n] = 0;
+        return proc_stat_parse(buf, ret);
+}
+
+int proc_cgroup_parse(const char *contents, char **ret) {
+        const char *unified = NULL, *named = NULL, *p = contents;
+        size_t unified_len = 0, named_len = 0;
+
+        while (p && *p) {
+                const char *nl = strchrnul(p, '\n'), *c1, *c2;
+
+                c1 = memchr(p, ':', (size_t) (nl - p));
+                c2 = c1 ? memchr(c1 + 1, ':', (size_t) (nl - c1 - 1)) : NULL;
+                if (c2) {
+                        if (c1 - p == 1 && p[0] == '0' && c2 == c1 + 1) {
+                                unified = c2 + 1;
+                                unified_len = (size_t) (nl - unified);
+                        } else if ((size_t) (c2 - c1 - 1) == strlen("name=systemd") &&
+                                   memcmp(c1 + 1, "name=systemd", strlen("name=systemd")) == 0) {
+                                named = c2 + 1;
+                                named_len = (size_t) (nl - named);
+                        }
+                }
+                p = *nl ? nl + 1 : nl;
+        }
+        /* On a hybrid host a process outside systemd may sit at the unified root. */
+        if (unified && !(unified_len == 1 && named)) {
+                *ret = strndup(unified, unified_len);
+        } else if (named) {
+                *ret = strndup(named, named_len);
+        } else
+                return -ENODATA;
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int read_small(int proc_fd, pid_t pid, const char *what, size_t max, char **ret, size_t *ret_size) {
+        char path[64];
+        int r;
+
+        snprintf(path, sizeof(path), "%d/%s", (int) pid, what);
+        r = read_full_file(proc_fd, path, max, ret, ret_size);
+        return r == -ENOENT ? -ESRCH : r;
+}
+
+static int read_argv(int proc_fd, pid_t pid, char ***ret) {
+        _cleanup_(freep) char *buf = NULL;
+        _cleanup_(strv_freep) char **l = NULL;
+        size_t size;
+        int r;
+
+        r = read_small(proc_fd, pid, "cmdline", 64 * 1024, &buf, &size);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < size;) {
+                size_t k = strnlen(buf + i, size - i);
+
+                r = strv_consume(&l, strndup(buf + i, k));
+                if (r < 0)
+                        return r;
+                i += k + 1;
+        }
+        if (!l) {
+                l = calloc(1, sizeof(char *));
+                if (!l)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+static int read_ids(int proc_fd, pid_t pid, uid_t *uid, gid_t *gid) {
+        _cleanup_(freep) char *buf = NULL;
+        unsigned u, g;
+        char *p;
+        int r;
+
+        r = read_small(proc_fd, pid, "status", 64 * 1024, &buf, NULL);
+        if (r < 0)
+                return r;
+        /* Real ids: what ps shows in its USER column. */
+        p = strstr(buf, "\nUid:");
+        if (!p || sscanf(p + 5, "%u", &u) != 1)
+                return -EINVAL;
+        p = strstr(buf, "\nGid:");
+        if (!p || sscanf(p + 5, "%u", &g) != 1)
+                return -EINVAL;
+        *uid = u;
+        *gid = g;
+        return 0;
+}
+
+char *uid_to_name(uid_t uid) {
+        struct passwd pw, *res = NULL;
+        char buf[1024];
+
+        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
+                return NULL;
+        return strdup(res->pw_name);
+}
+
+char *gid_to_name(gid_t gid) {
+        struct group gr, *res = NULL;
+        char buf[4096];
+
+        if (getgrgid_r(gid, &gr, buf, sizeof(buf), &res) != 0 || !res)
+                return NULL;
+        return strdup(res->gr_name);
+}
+
+void proc_task_done(ProcTask *t) {
+        free(t->exe);
+        strv_free(t->argv);
+        free(t->cgroup);
+        free(t->user);
+        free(t->group);
+        *t = (ProcTask) {};
+}
+
+int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret) {
+        ProcTask t = { .pid = pid };
+        char path[64];
+        int r;
+
+        snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        r = proc_stat_read(proc_fd, path, &t.stat);
+        if (r < 0)
+                return r;
+
+        if (what & PROC_EXE) {
+                char buf[4096];
+                ssize_t n;
+
+                snprintf(path, sizeof(path), "%d/exe", (int) pid);
+                n = readlinkat(proc_fd, path, buf, sizeof(buf) - 1);
+                /* Kernel threads have no exe; an EACCES is not fatal either. */
+                if (n >= 0) {
+                        buf[n] = 0;
+                        t.exe = strdup(buf);
+                        if (!t.exe) {
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                } else if (errno == ENOENT && !(t.stat.flags & PROC_PF_KTHREAD)) {
+                        /* exe vanishes only with the process (or for zombies) */
+                        if (t.stat.state != 'Z') {
+                                r = -ESRCH;
+                                goto fail;
+                        }
+                }
+        }
+        if (what & PROC_CMDLINE) {
+                r = read_argv(proc_fd, pid, &t.argv);
+                if (r == -ENOMEM || r == -ESRCH)
+                        goto fail;
+        }
+        if (what & (PROC_IDS | PROC_NAMES)) {
+                r = read_ids(proc_fd, pid, &t.uid, &t.gid);
+                if (r < 0)
+                        goto fail;
+                if (what & PROC_NAMES) {
+                        t.user = uid_to_name(t.uid);
+                        t.group = gid_to_name(t.gid);
+                }
+        }
+        if ((what & PROC_PARENT) && t.stat.ppid > 0) {
+                ProcStat ps;
+
+                snprintf(path, sizeof(path), "%d/stat", (int) t.stat.ppid);
+                if (proc_stat_read(proc_fd, path, &ps) >= 0)
+                        memcpy(t.parent_comm, ps.comm, sizeof(t.parent_comm));
+        }
+        if (what & PROC_CGROUP) {
+                _cleanup_(freep) char *buf = NULL;
+
+                r = read_small(proc_fd, pid, "cgroup", 64 * 1024, &buf, NULL);
+                if (r == -ENOMEM || r == -ESRCH)
+                        goto fail;
+                if (r >= 0)
+                        (void) proc_cgroup_parse(buf, &t.cgroup);
+        }
+        *ret = t;
+        return 0;
+fail:
+        proc_task_done(&t);
+        return r;
+}
+
+void proc_task_to_info(const ProcTask *p, TaskInfo *ret) {
+        *ret = (TaskInfo) {
+                .pid = p->pid,
+                .ppid = p->stat.ppid,
+                .uid = p->uid,
+                .gid = p->gid,
+                .comm = p->stat.comm,
+                .exe = p->exe,
+                .argv = p->argv,
+                .parent_comm = p->parent_comm[0] ? p->parent_comm : NULL,
+                .user = p->user,
+                .group = p->group,
+                .cgroup = p->cgroup,
+        };
+}
+
+static int list_numeric(int dir_fd, const char *path, pid_t **ret) {
+        _cleanup_(freep) pid_t *v = NULL;
+        size_t n = 0, alloc = 0;
+        struct dirent *de;
+        DIR *d;
+        int fd;
+
+        fd = openat(dir_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -errno;
+        }
+        while ((de = readdir(d))) {
+                pid_t pid;
+
+                if (parse_pid(de->d_name, &pid) < 0)
+                        continue;
+                if (n >= alloc) {
+                        pid_t *nv;
+
+                        alloc = alloc ? alloc * 2 : 64;
+                        nv = reallocarray(v, alloc, sizeof(pid_t));
+                        if (!nv) {
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        v = nv;
+                }
+                v[n++] = pid;
+        }
+        closedir(d);
+        *ret = TAKE_PTR(v);
+        return (int) n;
+}
+
+int proc_list_tasks(int proc_fd, pid_t pid, pid_t **ret) {
+        char path[64];
+
+        snprintf(path, sizeof(path), "%d/task", (int) pid);
+        return list_numeric(proc_fd, path, ret);
+}
+
+int proc_list_pids(int proc_fd, pid_t **ret) {
+        return list_numeric(proc_fd, ".", ret);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reading what rules match on from /proc. The proc root comes in as a
+ * parameter so tests can hand in a fake tree. Pure: no logging, no globals.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "match.h"
+
+#define PROC_PF_KTHREAD 0x00200000U
+
+typedef struct ProcStat {
+        char comm[16];
+        char state;
+        pid_t ppid;
+        unsigned flags;
+        long num_threads;
+        uint64_t start_time; /* clock ticks since boot, as in /proc/PID/stat */
+} ProcStat;
+
+typedef enum ProcWhat {
+        PROC_EXE = 1 << 0,
+        PROC_CMDLINE = 1 << 1,
+        PROC_PARENT = 1 << 2,
+        PROC_IDS = 1 << 3,
+        PROC_CGROUP = 1 << 4,
+        PROC_NAMES = 1 << 5, /* resolve uid/gid to names (NSS) */
+        PROC_ALL = (1 << 6) - 1,
+} ProcWhat;
+
+typedef struct ProcTask {
+        pid_t pid;
+        ProcStat stat;
+        uid_t uid;
+        gid_t gid;
+        char *exe;
+        char **argv;
+        char parent_comm[16];
+        char *cgroup;
+        char *user;
+        char *group;
+} ProcTask;
+
+/* Parses one /proc/PID/stat (or /proc/PID/task/TID/stat) line. */
+int proc_stat_parse(const char *line, ProcStat *ret);
+
+/* dir_fd: an open /proc (or fake root); path relative to it, e.g. "123/stat" or "123/task/124/stat". */
+int proc_stat_read(int proc_fd, const char *path, ProcStat *ret);
+
+int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret);
+void proc_task_done(ProcTask *t);
+void proc_task_to_info(const ProcTask *p, TaskInfo *ret);
+
+/* Picks the unified (0::) path, else the name=systemd one, from /proc/PID/cgroup contents. */
+int proc_cgroup_parse(const char *contents, char **ret);
+
+/* Reads the thread ids of a process; returns the count, or a negative errno. */
+int proc_list_tasks(int proc_fd, pid_t pid, pid_t **ret);
+
+/* Reads all process ids; returns the count, or a negative errno. */
+int proc_list_pids(int proc_fd, pid_t **ret);
+
+/* uid/gid to names through NSS; NULL if unknown. */
+char *uid_to_name(uid_t uid);
+char *gid_to_name(gid_t gid);

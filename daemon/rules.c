@@ -1,0 +1,866 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Rule loading. inih splits lines into sections and Key=Value pairs; a line
+ * reader of our own feeds it, so that we know the line number of every
+ * callback, see section headers (also empty ones), strip indentation (inih
+ * would otherwise take an indented line as the continuation of the previous
+ * value) and report every malformed line, not only the first. A rule with
+ * any error is dropped whole: half a rule could match far more than meant.
+ */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <ini.h>
+#include <sys/stat.h>
+
+#include "rules.h"
+#include "util.h"
+
+#ifndef LATNICE_VENDOR_RULE_DIR
+#define LATNICE_VENDOR_RULE_DIR "/usr/lib/latnice.d"
+#endif
+
+const char * const rule_dirs[] = {
+        "/etc/latnice.d",
+        "/run/latnice.d",
+        LATNICE_VENDOR_RULE_DIR,
+        NULL,
+};
+
+static const char * const match_key_table[_MATCH_KEY_MAX] = {
+        [MATCH_COMM] = "Comm",
+        [MATCH_EXE] = "Exe",
+        [MATCH_CMDLINE] = "Cmdline",
+        [MATCH_PARENT] = "Parent",
+        [MATCH_USER] = "User",
+        [MATCH_GROUP] = "Group",
+        [MATCH_CGROUP] = "Cgroup",
+        [MATCH_UNIT] = "Unit",
+};
+
+static const char * const rule_kind_table[_RULE_KIND_MAX] = {
+        [RULE_PROCESS] = "Process",
+        [RULE_UNIT] = "Unit",
+};
+
+static const char * const threads_mode_table[_THREADS_MODE_MAX] = {
+        [THREADS_ALL] = "all",
+        [THREADS_MAIN] = "main",
+};
+
+const char *match_key_to_string(MatchKey k) {
+        return k >= 0 && k < _MATCH_KEY_MAX ? match_key_table[k] : NULL;
+}
+
+const char *rule_kind_to_string(RuleKind k) {
+        return k >= 0 && k < _RULE_KIND_MAX ? rule_kind_table[k] : NULL;
+}
+
+const char *threads_mode_to_string(ThreadsMode m) {
+        return m >= 0 && m < _THREADS_MODE_MAX ? threads_mode_table[m] : NULL;
+}
+
+const char *conf_file_state_to_string(ConfFileState s) {
+        switch (s) {
+        case CONF_FILE_ACTIVE:
+                return "active";
+        case CONF_FILE_HIDDEN:
+                return "hidden";
+        case CONF_FILE_MASKED:
+                return "masked";
+        case CONF_FILE_BROKEN:
+                return "broken";
+        }
+        return NULL;
+}
+
+static void rule_done(Rule *r) {
+        free(r->name);
+        for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
+                strv_free(r->match[k]);
+}
+
+RuleSet *rule_set_free(RuleSet *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_rules; i++)
+                rule_done(&s->rules[i]);
+        free(s->rules);
+        for (size_t i = 0; i < s->n_files; i++) {
+                free(s->files[i].path);
+                free(s->files[i].shown);
+        }
+        free(s->files);
+        for (size_t i = 0; i < s->n_errors; i++) {
+                free(s->errors[i].file);
+                free(s->errors[i].message);
+        }
+        free(s->errors);
+        free(s->profile);
+        free(s);
+        return NULL;
+}
+
+static int grow(void **array, size_t *alloc, size_t n, size_t size) {
+        size_t na;
+        void *p;
+
+        if (n < *alloc)
+                return 0;
+        na = *alloc ? *alloc * 2 : 16;
+        p = reallocarray(*array, na, size);
+        if (!p)
+                return -ENOMEM;
+        *array = p;
+        *alloc = na;
+        return 0;
+}
+
+_printf_(4, 5)
+static int rule_set_add_error(RuleSet *s, const char *file, unsigned line, const char *fmt, ...) {
+        RuleError *e;
+        va_list ap;
+        int r;
+
+        r = grow((void **) &s->errors, &s->alloc_errors, s->n_errors, sizeof(RuleError));
+        if (r < 0)
+                return r;
+        e = &s->errors[s->n_errors];
+        *e = (RuleError) { .line = line };
+        if (file) {
+                e->file = strdup(file);
+                if (!e->file)
+                        return -ENOMEM;
+        }
+        va_start(ap, fmt);
+        r = vasprintf(&e->message, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                free(e->file);
+                return -ENOMEM;
+        }
+        s->n_errors++;
+        return 0;
+}
+
+/* ---- line reader ------------------------------------------------------ */
+
+/*
+ * inih's line buffer in Debian's build is INI_MAX_LINE (200) bytes with no
+ * realloc: a longer line would be cut and its tail parsed as a line of its
+ * own. The reader refuses such lines itself.
+ */
+typedef struct LineReader {
+        const char *pos, *end;
+        unsigned line;
+        /* Called for every line before inih sees it; returns false to hide the line from inih. */
+        bool (*on_line)(void *userdata, char *line, size_t len, int max);
+        void *userdata;
+} LineReader;
+
+static char *line_reader_next(char *str, int num, void *stream) {
+        LineReader *lr = stream;
+        const char *nl, *start;
+        size_t len;
+
+        if (lr->pos >= lr->end)
+                return NULL;
+
+        nl = memchr(lr->pos, '\n', (size_t) (lr->end - lr->pos));
+        start = lr->pos;
+        len = nl ? (size_t) (nl - start) : (size_t) (lr->end - start);
+        lr->pos = nl ? nl + 1 : lr->end;
+        lr->line++;
+
+        /* Indentation is allowed and has no meaning. */
+        while (len > 0 && (*start == ' ' || *start == '\t')) {
+                start++;
+                len--;
+        }
+        while (len > 0 && (start[len - 1] == '\r' || start[len - 1] == ' ' || start[len - 1] == '\t'))
+                len--;
+
+        if (len + 2 > (size_t) num) {
+                /* Too long for inih: tell the owner, give inih a comment. */
+                lr->on_line(lr->userdata, NULL, len, num - 2);
+                strcpy(str, ";\n");
+                return str;
+        }
+        memcpy(str, start, len);
+        str[len] = '\n';
+        str[len + 1] = 0;
+        if (!lr->on_line(lr->userdata, str, len, num - 2))
+                strcpy(str, ";\n");
+        return str;
+}
+
+/* ---- rule files ------------------------------------------------------- */
+
+typedef struct ParseContext {
+        RuleSet *set;
+        const char *file;   /* shown path */
+        size_t first_rule;  /* index of this file's first rule in set */
+        LineReader reader;
+        Rule cur;
+        bool in_section;    /* cur is a section being filled */
+        bool cur_bad;       /* cur had an error: drop it at the end */
+        bool cur_has_ln;
+        int oom;
+} ParseContext;
+
+_printf_(3, 4)
+static void parse_error(ParseContext *c, unsigned line, const char *fmt, ...) {
+        _cleanup_(freep) char *m = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&m, fmt, ap) < 0)
+                m = NULL;
+        va_end(ap);
+        if (!m || rule_set_add_error(c->set, c->file, line, "%s", m) < 0)
+                c->oom = -ENOMEM;
+        c->cur_bad = true;
+}
+
+static void parse_finish_section(ParseContext *c) {
+        Rule *r = &c->cur;
+        bool any = false;
+        int q;
+
+        if (!c->in_section)
+                return;
+        c->in_section = false;
+
+        if (!c->cur_bad) {
+                if (r->kind == RULE_UNIT && !r->match[MATCH_UNIT]) {
+                        /* [Unit game.slice] names its unit (or glob) in the section. */
+                        if (strv_extend(&r->match[MATCH_UNIT], r->name) < 0)
+                                c->oom = -ENOMEM;
+                }
+                for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
+                        if (r->match[k])
+                                any = true;
+                if (!any)
+                        parse_error(c, r->line,
+                                    "[%s %s] has no match keys (Comm=, Exe=, Cmdline=, Parent=, User=, Group=, Cgroup=, Unit=): "
+                                    "it would match every process; rule ignored",
+                                    rule_kind_to_string(r->kind), r->name);
+                else if (!c->cur_has_ln)
+                        parse_error(c, r->line, "[%s %s] has no LatencyNice= setting; rule ignored",
+                                    rule_kind_to_string(r->kind), r->name);
+        }
+
+        if (c->cur_bad || c->oom < 0) {
+                rule_done(r);
+                *r = (Rule) {};
+                return;
+        }
+
+        q = grow((void **) &c->set->rules, &c->set->alloc_rules, c->set->n_rules, sizeof(Rule));
+        if (q < 0) {
+                c->oom = q;
+                rule_done(r);
+        } else
+                c->set->rules[c->set->n_rules++] = *r;
+        *r = (Rule) {};
+}
+
+static void parse_begin_section(ParseContext *c, char *line, size_t len) {
+        char *close, *sp, *name;
+        RuleKind kind;
+
+        parse_finish_section(c);
+        c->in_section = true;
+        c->cur_bad = false;
+        c->cur_has_ln = false;
+        c->cur = (Rule) {
+                .file = c->file,
+                .line = c->reader.line,
+                .latency_nice = 0,
+                .threads = THREADS_ALL,
+        };
+
+        close = memchr(line, ']', len);
+        if (!close) {
+                parse_error(c, c->reader.line, "section header without closing ']'; section ignored");
+                return;
+        }
+        if ((size_t) (close - line) + 1 != len) {
+                parse_error(c, c->reader.line, "text after the section header's ']'; section ignored");
+                return;
+        }
+        *close = 0;
+        name = line + 1;
+        sp = strpbrk(name, " \t");
+        if (sp) {
+                *sp = 0;
+                sp++;
+                sp += strspn(sp, " \t");
+        }
+
+        if (strcmp(name, "Process") == 0)
+                kind = RULE_PROCESS;
+        else if (strcmp(name, "Unit") == 0)
+                kind = RULE_UNIT;
+        else {
+                parse_error(c, c->reader.line,
+                            "unknown section kind '[%s]': expected [Process NAME] or [Unit NAME]; section ignored", name);
+                return;
+        }
+        c->cur.kind = kind;
+        if (isempty(sp)) {
+                parse_error(c, c->reader.line, "section [%s] has no name: write [%s NAME]; section ignored", name, name);
+                return;
+        }
+        if (strpbrk(sp, " \t")) {
+                parse_error(c, c->reader.line, "section name '%s' contains white space; section ignored", sp);
+                return;
+        }
+        c->cur.name = strdup(sp);
+        if (!c->cur.name)
+                c->oom = -ENOMEM;
+}
+
+static bool parse_on_line(void *userdata, char *line, size_t len, int max) {
+        ParseContext *c = userdata;
+
+        if (!line) {
+                parse_error(c, c->reader.line,
+                            "line is longer than %d characters; split values over several Key= lines", max);
+                return false;
+        }
+        if (len == 0 || line[0] == ';' || line[0] == '#')
+                return true;
+        if (line[0] == '[') {
+                parse_begin_section(c, line, len);
+                return false; /* inih need not track sections: we do */
+        }
+        if (!memchr(line, '=', len)) {
+                parse_error(c, c->reader.line, "expected Key=Value, got '%.*s'", (int) (len > 40 ? 40 : len), line);
+                return false;
+        }
+        return true;
+}
+
+static int parse_words(ParseContext *c, const char *key, const char *value, char ***list, MatchKey k) {
+        _cleanup_(freep) char *copy = NULL;
+        char *saveptr = NULL;
+
+        if (isempty(value)) {
+                /* Empty assignment resets the list, as in systemd unit files. */
+                *list = strv_free(*list);
+                return 0;
+        }
+        copy = strdup(value);
+        if (!copy)
+                return -ENOMEM;
+        for (char *w = strtok_r(copy, " \t", &saveptr); w; w = strtok_r(NULL, " \t", &saveptr)) {
+                if (k == MATCH_COMM && strlen(w) > 15 && !string_is_glob(w)) {
+                        parse_error(c, c->reader.line,
+                                    "%s=%s can never match: the kernel keeps only 15 characters of a command name; "
+                                    "use Exe= or a glob", key, w);
+                        continue;
+                }
+                if ((k == MATCH_CGROUP) && w[0] != '/' && !string_is_glob(w)) {
+                        parse_error(c, c->reader.line, "%s=%s must be an absolute cgroup path or a glob", key, w);
+                        continue;
+                }
+                if (strv_extend(list, w) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int parse_handler(void *userdata, const char *section, const char *key, const char *value) {
+        ParseContext *c = userdata;
+        unsigned line = c->reader.line;
+        Rule *r = &c->cur;
+        int v, q;
+
+        (void) section;
+
+        if (!c->in_section) {
+                parse_error(c, line, "%s= outside of any section; expected [Process NAME] or [Unit NAME] first", key);
+                c->cur_bad = false; /* no rule to drop */
+                return 1;
+        }
+        if (!r->name)
+                return 1; /* the header was bad and has been reported */
+
+        for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
+                if (strcmp(key, match_key_table[k]) != 0)
+                        continue;
+                if (r->kind == RULE_UNIT && k != MATCH_UNIT) {
+                        parse_error(c, line, "%s= is not valid in a [Unit] rule (only Unit=); use a [Process] rule", key);
+                        return 1;
+                }
+                q = parse_words(c, key, value, &r->match[k], k);
+                if (q < 0)
+                        c->oom = q;
+                return c->oom < 0 ? 0 : 1;
+        }
+
+        if (strcmp(key, "LatencyNice") == 0) {
+                q = safe_atoi(value, &v);
+                if (q == -EINVAL)
+                        parse_error(c, line, "LatencyNice=%s is not a number; expected an integer from %d to %d",
+                                    value, -20, 19);
+                else if (q < 0 || v < -20 || v > 19)
+                        parse_error(c, line, "LatencyNice=%s is out of range; expected an integer from %d to %d",
+                                    value, -20, 19);
+                else {
+                        r->latency_nice = v;
+                        c->cur_has_ln = true;
+                }
+        } else if (strcmp(key, "Threads") == 0) {
+                if (strcmp(value, "all") == 0)
+                        r->threads = THREADS_ALL;
+                else if (strcmp(value, "main") == 0)
+                        r->threads = THREADS_MAIN;
+                else
+                        parse_error(c, line, "Threads=%s is invalid; expected 'all' or 'main'", value);
+        } else if (strcmp(key, "Override") == 0) {
+                q = parse_boolean(value);
+                if (q < 0)
+                        parse_error(c, line, "Override=%s is not a boolean; expected yes or no", value);
+                else
+                        r->override = q;
+        } else {
+                const char *hint = NULL;
+                static const char * const actions[] = { "LatencyNice", "Threads", "Override" };
+
+                for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
+                        if (strcasecmp(key, match_key_table[k]) == 0)
+                                hint = match_key_table[k];
+                for (size_t k = 0; k < ELEMENTSOF(actions); k++)
+                        if (strcasecmp(key, actions[k]) == 0)
+                                hint = actions[k];
+                if (hint)
+                        parse_error(c, line, "unknown key '%s' (keys are case-sensitive: did you mean '%s'?)", key, hint);
+                else
+                        parse_error(c, line, "unknown key '%s'", key);
+        }
+        return c->oom < 0 ? 0 : 1;
+}
+
+static int rule_ptr_compare(const void *a, const void *b) {
+        const Rule *x = *(const Rule * const *) a, *y = *(const Rule * const *) b;
+        int d;
+
+        if (x->kind != y->kind)
+                return x->kind < y->kind ? -1 : 1;
+        d = strcmp(x->name, y->name);
+        if (d != 0)
+                return d;
+        return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/*
+ * Duplicate sections within one file are an error (the second is dropped):
+ * they are almost always a copy-paste slip. Sorting keeps this O(n log n)
+ * even for files with thousands of rules.
+ */
+static int drop_duplicate_sections(ParseContext *c) {
+        RuleSet *s = c->set;
+        size_t n = s->n_rules - c->first_rule, w;
+        _cleanup_(freep) Rule **v = NULL;
+        _cleanup_(freep) bool *drop = NULL;
+        bool any = false;
+
+        if (n < 2)
+                return 0;
+        v = calloc(n, sizeof(Rule *));
+        drop = calloc(n, sizeof(bool));
+        if (!v || !drop)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                v[i] = &s->rules[c->first_rule + i];
+        qsort(v, n, sizeof(Rule *), rule_ptr_compare);
+        for (size_t i = 1; i < n; i++) {
+                size_t j = i;
+
+                if (v[i]->kind != v[i - 1]->kind || strcmp(v[i]->name, v[i - 1]->name) != 0)
+                        continue;
+                /* v[i-1] is the first of the run (sorted by line). */
+                while (j > 0 && v[j - 1]->kind == v[i]->kind && strcmp(v[j - 1]->name, v[i]->name) == 0)
+                        j--;
+                if (rule_set_add_error(s, c->file, v[i]->line,
+                                       "duplicate section [%s %s], first defined at line %u; this one is ignored",
+                                       rule_kind_to_string(v[i]->kind), v[i]->name, v[j]->line) < 0)
+                        return -ENOMEM;
+                drop[v[i] - &s->rules[c->first_rule]] = true;
+                any = true;
+        }
+        if (!any)
+                return 0;
+        w = c->first_rule;
+        for (size_t i = 0; i < n; i++) {
+                Rule *r = &s->rules[c->first_rule + i];
+
+                if (drop[i])
+                        rule_done(r);
+                else
+                        s->rules[w++] = *r;
+        }
+        s->n_rules = w;
+        return 0;
+}
+
+static int parse_buffer(RuleSet *s, const char *shown, const char *buf, size_t size) {
+        ParseContext c = {
+                .set = s,
+                .file = shown,
+                .first_rule = s->n_rules,
+                .reader = {
+                        .pos = buf,
+                        .end = buf + size,
+                },
+        };
+        int r;
+
+        c.reader.on_line = parse_on_line;
+        c.reader.userdata = &c;
+
+        r = ini_parse_stream(line_reader_next, &c.reader, parse_handler, &c);
+        if (c.oom < 0)
+                return c.oom;
+        if (r == -2)
+                return -ENOMEM;
+        /* Positive r: inih saw a malformed line; our reader reported each one already. */
+        parse_finish_section(&c);
+        if (c.oom < 0)
+                return c.oom;
+        return drop_duplicate_sections(&c);
+}
+
+static int parse_file(RuleSet *s, ConfFile *f) {
+        _cleanup_(freep) char *buf = NULL;
+        size_t size;
+        int r;
+
+        r = read_full_file(AT_FDCWD, f->path, RULE_FILE_MAX_SIZE, &buf, &size);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                f->state = CONF_FILE_BROKEN;
+                if (r == -EFBIG)
+                        return rule_set_add_error(s, f->shown, 0, "file is larger than %d bytes; not a rule file? ignored",
+                                                  RULE_FILE_MAX_SIZE);
+                if (r == -EISDIR)
+                        return rule_set_add_error(s, f->shown, 0, "is a directory, not a rule file; ignored");
+                if (r == -EBADFD)
+                        return rule_set_add_error(s, f->shown, 0, "is not a regular file; ignored");
+                return rule_set_add_error(s, f->shown, 0, "cannot read: %s; ignored", strerror(-r));
+        }
+        if (memchr(buf, 0, size)) {
+                f->state = CONF_FILE_BROKEN;
+                return rule_set_add_error(s, f->shown, 0, "contains NUL bytes: binary data, not a rule file; ignored");
+        }
+        return parse_buffer(s, f->shown, buf, size);
+}
+
+static RuleSet *rule_set_new(void) {
+        return calloc(1, sizeof(RuleSet));
+}
+
+static int rule_set_add_file(RuleSet *s, const char *path, const char *shown, ConfFile **ret) {
+        ConfFile *f;
+        int r;
+
+        r = grow((void **) &s->files, &s->alloc_files, s->n_files, sizeof(ConfFile));
+        if (r < 0)
+                return r;
+        f = &s->files[s->n_files];
+        *f = (ConfFile) {
+                .path = strdup(path),
+                .shown = strdup(shown),
+        };
+        if (!f->path || !f->shown) {
+                free(f->path);
+                free(f->shown);
+                return -ENOMEM;
+        }
+        s->n_files++;
+        *ret = f;
+        return 0;
+}
+
+typedef struct DirEntry {
+        char *name;
+        size_t dir; /* index into rule_dirs */
+} DirEntry;
+
+static int dir_entry_compare(const void *a, const void *b) {
+        const DirEntry *x = a, *y = b;
+        int d = strcmp(x->name, y->name);
+
+        if (d != 0)
+                return d;
+        return x->dir < y->dir ? -1 : x->dir > y->dir;
+}
+
+static bool is_conf_name(const char *n) {
+        size_t l = strlen(n);
+
+        return n[0] != '.' && l > 5 && strcmp(n + l - 5, ".conf") == 0;
+}
+
+static int collect_dir(RuleSet *s, const char *root, size_t dir, DirEntry **entries, size_t *n, size_t *alloc) {
+        _cleanup_(freep) char *path = NULL;
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        path = path_join(root, rule_dirs[dir]);
+        if (!path)
+                return -ENOMEM;
+        d = opendir(path);
+        if (!d) {
+                if (errno == ENOENT)
+                        return 0;
+                if (errno == ENOTDIR)
+                        return rule_set_add_error(s, rule_dirs[dir], 0, "is not a directory; ignored");
+                return rule_set_add_error(s, rule_dirs[dir], 0, "cannot open directory: %s; ignored", strerror(errno));
+        }
+        while ((errno = 0, de = readdir(d))) {
+                if (!is_conf_name(de->d_name))
+                        continue;
+                r = grow((void **) entries, alloc, *n, sizeof(DirEntry));
+                if (r < 0)
+                        break;
+                (*entries)[*n] = (DirEntry) { .name = strdup(de->d_name), .dir = dir };
+                if (!(*entries)[*n].name) {
+                        r = -ENOMEM;
+                        break;
+                }
+                (*n)++;
+        }
+        if (r == 0 && errno != 0)
+                r = rule_set_add_error(s, rule_dirs[dir], 0, "cannot list directory: %s; ignored", strerror(errno));
+        closedir(d);
+        return r;
+}
+
+static bool is_masked(const char *path) {
+        char target[64];
+        ssize_t n;
+
+        n = readlink(path, target, sizeof(target) - 1);
+        if (n < 0)
+                return false;
+        target[n] = 0;
+        return strcmp(target, "/dev/null") == 0;
+}
+
+static int load_dirs(RuleSet *s, const char *root) {
+        DirEntry *entries = NULL;
+        size_t n = 0, alloc = 0;
+        int r = 0;
+
+        for (size_t d = 0; rule_dirs[d] && r >= 0; d++)
+                r = collect_dir(s, root, d, &entries, &n, &alloc);
+        if (r >= 0 && n > 0)
+                qsort(entries, n, sizeof(DirEntry), dir_entry_compare);
+
+        for (size_t i = 0, winner = 0; r >= 0 && i < n; i++) {
+                _cleanup_(freep) char *shown = NULL, *path = NULL;
+                ConfFile *f;
+
+                if (asprintf(&shown, "%s/%s", rule_dirs[entries[i].dir], entries[i].name) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                path = path_join(root, shown);
+                if (!path) {
+                        r = -ENOMEM;
+                        break;
+                }
+                r = rule_set_add_file(s, path, shown, &f);
+                if (r < 0)
+                        break;
+                if (i > 0 && strcmp(entries[i].name, entries[winner].name) == 0) {
+                        f->state = CONF_FILE_HIDDEN;
+                        f->hidden_by = s->files[s->n_files - 1 - (i - winner)].shown;
+                        continue;
+                }
+                winner = i;
+                if (is_masked(path)) {
+                        f->state = CONF_FILE_MASKED;
+                        continue;
+                }
+                r = parse_file(s, f);
+        }
+
+        for (size_t i = 0; i < n; i++)
+                free(entries[i].name);
+        free(entries);
+        return r;
+}
+
+static int rule_set_load_profile(RuleSet *s, const char *name, const char *path) {
+        ConfFile *f;
+        int r;
+
+        s->profile = strdup(name);
+        if (!s->profile)
+                return -ENOMEM;
+        r = rule_set_add_file(s, path, path, &f);
+        if (r < 0)
+                return r;
+        f->profile = true;
+        if (access(path, F_OK) < 0 && errno == ENOENT) {
+                f->state = CONF_FILE_BROKEN;
+                return rule_set_add_error(s, path, 0, "profile '%s' does not exist; running without its rules", name);
+        }
+        return parse_file(s, f);
+}
+
+int rule_set_load(const char *root, const char *profile_name, const char *profile_path, RuleSet **ret) {
+        _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        int r;
+
+        s = rule_set_new();
+        if (!s)
+                return -ENOMEM;
+        r = load_dirs(s, root);
+        if (r < 0)
+                return r;
+        /* The profile comes last: the administrator's own rules take precedence over it. */
+        if (profile_name && profile_path) {
+                r = rule_set_load_profile(s, profile_name, profile_path);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int rule_set_load_files(char * const *paths, RuleSet **ret) {
+        _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        int r;
+
+        s = rule_set_new();
+        if (!s)
+                return -ENOMEM;
+        for (char * const *p = paths; p && *p; p++) {
+                ConfFile *f;
+
+                r = rule_set_add_file(s, *p, *p, &f);
+                if (r < 0)
+                        return r;
+                r = parse_file(s, f);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+bool rule_set_needs_cmdline(const RuleSet *s) {
+        for (size_t i = 0; i < s->n_rules; i++)
+                if (s->rules[i].match[MATCH_CMDLINE])
+                        return true;
+        return false;
+}
+
+/* ---- daemon settings -------------------------------------------------- */
+
+typedef struct ConfigContext {
+        DaemonConfig *config;
+        const char *path;
+        LineReader reader;
+        bool in_daemon;
+        int oom;
+} ConfigContext;
+
+_printf_(2, 3)
+static void config_error(ConfigContext *c, const char *fmt, ...) {
+        _cleanup_(freep) char *m = NULL;
+        va_list ap;
+
+        if (c->config->error)
+                return;
+        va_start(ap, fmt);
+        if (vasprintf(&m, fmt, ap) < 0)
+                m = NULL;
+        va_end(ap);
+        if (!m || asprintf(&c->config->error, "%s:%u: %s", c->path, c->reader.line, m) < 0) {
+                c->config->error = NULL;
+                c->oom = -ENOMEM;
+        }
+}
+
+static bool config_on_line(void *userdata, char *line, size_t len, int max) {
+        ConfigContext *c = userdata;
+
+        if (!line) {
+                config_error(c, "line is longer than %d characters", max);
+                return false;
+        }
+        if (len > 0 && line[0] == '[') {
+                c->in_daemon = len == 8 && memcmp(line, "[Daemon]", 8) == 0;
+                if (!c->in_daemon)
+                        config_error(c, "unknown section '%.*s'; expected [Daemon]", (int) len, line);
+                return false;
+        }
+        if (len > 0 && line[0] != ';' && line[0] != '#' && !memchr(line, '=', len)) {
+                config_error(c, "expected Key=Value");
+                return false;
+        }
+        return true;
+}
+
+static int config_handler(void *userdata, const char *section, const char *key, const char *value) {
+        ConfigContext *c = userdata;
+
+        (void) section;
+        if (!c->in_daemon) {
+                config_error(c, "%s= outside of the [Daemon] section", key);
+                return 1;
+        }
+        if (strcmp(key, "Profile") == 0) {
+                if (!isempty(value) && (strchr(value, '/') || value[0] == '.')) {
+                        config_error(c, "Profile=%s is not a profile name", value);
+                        return 1;
+                }
+                free(c->config->profile);
+                c->config->profile = isempty(value) ? NULL : strdup(value);
+                if (!isempty(value) && !c->config->profile)
+                        c->oom = -ENOMEM;
+        } else
+                config_error(c, "unknown key '%s'", key);
+        return c->oom < 0 ? 0 : 1;
+}
+
+void daemon_config_done(DaemonConfig *c) {
+        free(c->profile);
+        free(c->error);
+        *c = (DaemonConfig) {};
+}
+
+int daemon_config_load(const char *path, DaemonConfig *config) {
+        _cleanup_(freep) char *buf = NULL;
+        ConfigContext c = { .config = config, .path = path };
+        size_t size;
+        int r;
+
+        r = read_full_file(AT_FDCWD, path, RULE_FILE_MAX_SIZE, &buf, &size);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0) {
+                if (asprintf(&config->error, "%s: cannot read: %s", path, strerror(-r)) < 0)
+                        return -ENOMEM;
+                return 0;
+        }
+        c.reader = (LineReader) {
+                .pos = buf,
+                .end = buf + size,
+                .on_line = config_on_line,
+                .userdata = &c,
+        };
+        r = ini_parse_stream(line_reader_next, &c.reader, config_handler, &c);
+        if (c.oom < 0 || r == -2)
+                return -ENOMEM;
+        return 0;
+}

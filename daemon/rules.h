@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Rule files: finding them in the drop-in directories, parsing them with
+ * inih, and keeping the result as an ordered RuleSet. Pure logic: the root
+ * directory and the profile path come in as parameters; errors are collected
+ * with file:line, never logged.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum RuleKind {
+        RULE_PROCESS,
+        RULE_UNIT,
+        _RULE_KIND_MAX,
+} RuleKind;
+
+typedef enum MatchKey {
+        MATCH_COMM,
+        MATCH_EXE,
+        MATCH_CMDLINE,
+        MATCH_PARENT,
+        MATCH_USER,
+        MATCH_GROUP,
+        MATCH_CGROUP,
+        MATCH_UNIT,
+        _MATCH_KEY_MAX,
+} MatchKey;
+
+typedef enum ThreadsMode {
+        THREADS_ALL,  /* every thread of the process (default) */
+        THREADS_MAIN, /* only the thread group leader; later threads still inherit */
+        _THREADS_MODE_MAX,
+} ThreadsMode;
+
+typedef struct Rule {
+        RuleKind kind;
+        char *name;
+        const char *file; /* points into RuleSet.files */
+        unsigned line;
+        char **match[_MATCH_KEY_MAX]; /* NULL: key not given; else alternatives */
+        int latency_nice;
+        ThreadsMode threads;
+        bool override;
+} Rule;
+
+typedef enum ConfFileState {
+        CONF_FILE_ACTIVE,
+        CONF_FILE_HIDDEN, /* a file of the same name in an earlier directory wins */
+        CONF_FILE_MASKED, /* symlink to /dev/null */
+        CONF_FILE_BROKEN, /* could not be read at all */
+} ConfFileState;
+
+typedef struct ConfFile {
+        char *path;      /* as seen by the caller (with the root prefix) */
+        char *shown;     /* without the root prefix, for messages */
+        ConfFileState state;
+        const char *hidden_by; /* shown path of the winner, for CONF_FILE_HIDDEN */
+        bool profile;
+} ConfFile;
+
+typedef struct RuleError {
+        char *file; /* shown path, or NULL for errors not tied to a file */
+        unsigned line; /* 0: the whole file */
+        char *message;
+} RuleError;
+
+typedef struct RuleSet {
+        Rule *rules;
+        size_t n_rules, alloc_rules;
+        ConfFile *files;
+        size_t n_files, alloc_files;
+        RuleError *errors;
+        size_t n_errors, alloc_errors;
+        char *profile; /* active profile name, or NULL */
+} RuleSet;
+
+/* The drop-in directories in precedence order, without root prefix. */
+extern const char * const rule_dirs[];
+
+#define RULE_FILE_MAX_SIZE (1024 * 1024)
+#define RULE_LINE_MAX 1024
+
+RuleSet *rule_set_free(RuleSet *s);
+static inline void rule_set_freep(RuleSet **s) {
+        rule_set_free(*s);
+}
+
+/*
+ * Loads the drop-in directories below root (NULL or "/" for the real
+ * system), then the profile file (may be NULL). Returns 0 and a set even
+ * when files have errors (see ret->n_errors); negative errno only on OOM.
+ */
+int rule_set_load(const char *root, const char *profile_name, const char *profile_path, RuleSet **ret);
+
+/* Parses just the given files, in the given order (for "latnicectl check FILE..."). */
+int rule_set_load_files(char * const *paths, RuleSet **ret);
+
+const char *match_key_to_string(MatchKey k);
+const char *rule_kind_to_string(RuleKind k);
+const char *threads_mode_to_string(ThreadsMode m);
+const char *conf_file_state_to_string(ConfFileState s);
+
+/* True if any process rule uses Cmdline=, so exec events need argv. */
+bool rule_set_needs_cmdline(const RuleSet *s);
+
+/*
+ * Reads the daemon's own settings file ([Daemon] section). Unknown keys are
+ * errors. Missing file is not an error: defaults stay.
+ */
+typedef struct DaemonConfig {
+        char *profile;
+        char *error; /* "file:line: message" of the first error, or NULL */
+} DaemonConfig;
+
+void daemon_config_done(DaemonConfig *c);
+int daemon_config_load(const char *path, DaemonConfig *c);

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Helpers for strings, numbers and small files. Pure: no logging, no globals. */
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+char **strv_free(char **l) {
+        if (!l)
+                return NULL;
+        for (char **i = l; *i; i++)
+                free(*i);
+        free(l);
+        return NULL;
+}
+
+size_t strv_length(char * const *l) {
+        size_t n = 0;
+
+        if (!l)
+                return 0;
+        while (l[n])
+                n++;
+        return n;
+}
+
+int strv_consume(char ***l, char *s) {
+        size_t n = strv_length(*l);
+        char **nl;
+
+        if (!s)
+                return -ENOMEM;
+        nl = realloc(*l, sizeof(char *) * (n + 2));
+        if (!nl) {
+                free(s);
+                return -ENOMEM;
+        }
+        nl[n] = s;
+        nl[n + 1] = NULL;
+        *l = nl;
+        return 0;
+}
+
+int strv_extend(char ***l, const char *s) {
+        return strv_consume(l, strdup(s));
+}
+
+bool strv_contains(char * const *l, const char *s) {
+        if (!l)
+                return false;
+        for (char * const *i = l; *i; i++)
+                if (strcmp(*i, s) == 0)
+                        return true;
+        return false;
+}
+
+char *strv_join(char * const *l, const char *sep) {
+        size_t len = 1, k = strlen(sep);
+        char *r, *p;
+
+        for (char * const *i = l; i && *i; i++)
+                len += strlen(*i) + k;
+        r = p = malloc(len);
+        if (!r)
+                return NULL;
+        *p = 0;
+        for (char * const *i = l; i && *i; i++) {
+                if (i != l)
+                        p = stpcpy(p, sep);
+                p = stpcpy(p, *i);
+        }
+        return r;
+}
+
+int safe_atoi(const char *s, int *ret) {
+        char *end;
+        long v;
+
+        if (isempty(s))
+                return -EINVAL;
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno > 0)
+                return -errno;
+        if (*end)
+                return -EINVAL;
+        if (v < INT_MIN || v > INT_MAX)
+                return -ERANGE;
+        *ret = (int) v;
+        return 0;
+}
+
+int safe_atou64(const char *s, uint64_t *ret) {
+        unsigned long long v;
+        char *end;
+
+        if (isempty(s) || *s == '-' || *s == '+')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno > 0)
+                return -errno;
+        if (*end)
+                return -EINVAL;
+        *ret = (uint64_t) v;
+        return 0;
+}
+
+int parse_pid(const char *s, pid_t *ret) {
+        int v, r;
+
+        r = safe_atoi(s, &v);
+        if (r < 0)
+                return r;
+        if (v <= 0)
+                return -ERANGE;
+        *ret = (pid_t) v;
+        return 0;
+}
+
+int parse_boolean(const char *s) {
+        static const char * const yes[] = { "1", "yes", "y", "true", "t", "on" };
+        static const char * const no[] = { "0", "no", "n", "false", "f", "off" };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                if (strcasecmp(s, yes[i]) == 0)
+                        return 1;
+        for (size_t i = 0; i < ELEMENTSOF(no); i++)
+                if (strcasecmp(s, no[i]) == 0)
+                        return 0;
+        return -EINVAL;
+}
+
+bool string_is_glob(const char *s) {
+        return strpbrk(s, "*?[") != NULL;
+}
+
+int read_full_file(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_(closep) int fd = -1;
+        _cleanup_(freep) char *buf = NULL;
+        size_t size = 0, alloc = 4096;
+        struct stat st;
+
+        fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+                return -EBADFD;
+        if (S_ISREG(st.st_mode) && (uint64_t) st.st_size > max)
+                return -EFBIG;
+
+        buf = malloc(alloc);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n;
+
+                if (size + 1 >= alloc) {
+                        char *nb;
+
+                        if (alloc > max + 1)
+                                return -EFBIG;
+                        alloc *= 2;
+                        nb = realloc(buf, alloc);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                }
+                n = read(fd, buf + size, alloc - size - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+                if (size > max)
+                        return -EFBIG;
+        }
+        buf[size] = 0;
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+char *path_join(const char *root, const char *path) {
+        size_t rl;
+        char *r;
+
+        if (isempty(root) || streq_ptr(root, "/"))
+                return strdup(path);
+        rl = strlen(root);
+        while (rl > 1 && root[rl - 1] == '/')
+                rl--;
+        while (*path == '/')
+                path++;
+        if (asprintf(&r, "%.*s/%s", (int) rl, root, path) < 0)
+                return NULL;
+        return r;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Small helpers shared by every module: cleanup attributes, ownership
+ * transfer, string vectors and number parsing. Nothing here logs or keeps
+ * state.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+#define TAKE_PTR(p)                                  \
+        ({                                           \
+                __typeof__(p) _tp_ = (p);            \
+                (p) = NULL;                          \
+                _tp_;                                \
+        })
+
+#define TAKE_FD(fd)                                  \
+        ({                                           \
+                int _tfd_ = (fd);                    \
+                (fd) = -1;                           \
+                _tfd_;                               \
+        })
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+
+static inline void closep(int *fd) {
+        if (*fd >= 0)
+                (void) close(*fd);
+}
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                (void) fclose(*f);
+}
+
+static inline bool streq_ptr(const char *a, const char *b) {
+        if (!a || !b)
+                return a == b;
+        return strcmp(a, b) == 0;
+}
+
+static inline bool isempty(const char *s) {
+        return !s || !*s;
+}
+
+/* NULL-terminated string vectors. */
+char **strv_free(char **l);
+static inline void strv_freep(char ***l) {
+        strv_free(*l);
+}
+size_t strv_length(char * const *l);
+/* Appends a copy of s. */
+int strv_extend(char ***l, const char *s);
+/* Takes ownership of s, also on failure. */
+int strv_consume(char ***l, char *s);
+bool strv_contains(char * const *l, const char *s);
+char *strv_join(char * const *l, const char *sep);
+
+/* Strict parsers: the whole string, no trailing garbage, range checked. */
+int safe_atoi(const char *s, int *ret);
+int safe_atou64(const char *s, uint64_t *ret);
+int parse_pid(const char *s, pid_t *ret);
+int parse_boolean(const char *s);
+
+/* True if the value contains glob metacharacters. */
+bool string_is_glob(const char *s);
+
+/* Reads a whole small file (up to max bytes) into a NUL-terminated buffer. */
+int read_full_file(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);
+
+/* Joins two path components with exactly one slash; root may be NULL or "/". */
+char *path_join(const char *root, const char *path);

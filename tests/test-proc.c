@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* /proc parsing on a fake tree and on the real /proc of this process. */
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "proc.h"
+#include "tests.h"
+#include "util.h"
+
+static void test_stat_parse(void) {
+        ProcStat st;
+
+        ASSERT_EQ(proc_stat_parse("42 (a) b) c) S 7 42 42 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 3 0 12345 100 200", &st), 0);
+        ASSERT_STREQ(st.comm, "a) b) c");
+        ASSERT_EQ(st.state, 'S');
+        ASSERT_EQ(st.ppid, 7);
+        ASSERT_EQ(st.flags, 4194560);
+        ASSERT_EQ(st.num_threads, 3);
+        ASSERT_EQ(st.start_time, 12345);
+        ASSERT_TRUE(proc_stat_parse("42 (x S 7", &st) < 0);
+        ASSERT_TRUE(proc_stat_parse("42 (x) S 7 1 2", &st) < 0);
+}
+
+static void test_cgroup_parse(void) {
+        char *p;
+
+        ASSERT_EQ(proc_cgroup_parse("12:cpu,cpuacct:/a\n1:name=systemd:/user.slice/x.scope\n0::/user.slice/x.scope\n", &p), 0);
+        ASSERT_STREQ(p, "/user.slice/x.scope");
+        free(p);
+        /* hybrid host, process outside systemd's unified tree: take name=systemd */
+        ASSERT_EQ(proc_cgroup_parse("1:name=systemd:/system.slice/y.service\n0::/\n", &p), 0);
+        ASSERT_STREQ(p, "/system.slice/y.service");
+        free(p);
+        ASSERT_EQ(proc_cgroup_parse("0::/\n", &p), 0);
+        ASSERT_STREQ(p, "/");
+        free(p);
+        ASSERT_EQ(proc_cgroup_parse("3:cpu:/x\n", &p), -ENODATA);
+}
+
+static void test_fake_tree(void) {
+        const char *t = test_tmpdir();
+        _cleanup_(closep) int fd = -1;
+        char *d = test_path(t, "proc");
+        ProcTask p;
+        pid_t *pids = NULL;
+        int n;
+
+        test_write(d, "100/stat", "100 (game) S 50 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 2 0 777 0 0\n");
+        test_write(d, "100/cmdline", "wine\0C:/game.exe\0");
+        test_write(d, "100/status", "Name:\tgame\nUid:\t1000\t1000\t1000\t1000\nGid:\t100\t100\t100\t100\n");
+        test_write(d, "100/cgroup", "0::/game.slice/run-1.scope\n");
+        test_write(d, "100/task/100/stat", "x");
+        test_write(d, "100/task/101/stat", "x");
+        test_write(d, "50/stat", "50 (steam) S 1 50 50 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n");
+        ASSERT_EQ(symlink("/opt/game/game", test_path(d, "100/exe")), 0);
+
+        fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(proc_task_read(fd, 100, PROC_ALL & ~PROC_NAMES, &p), 0);
+        ASSERT_STREQ(p.stat.comm, "game");
+        ASSERT_STREQ(p.exe, "/opt/game/game");
+        ASSERT_EQ(strv_length(p.argv), 1); /* the fake cmdline was cut at the first NUL by test_write */
+        ASSERT_STREQ(p.argv[0], "wine");
+        ASSERT_EQ(p.uid, 1000);
+        ASSERT_EQ(p.gid, 100);
+        ASSERT_STREQ(p.parent_comm, "steam");
+        ASSERT_STREQ(p.cgroup, "/game.slice/run-1.scope");
+        ASSERT_EQ(p.stat.start_time, 777);
+        proc_task_done(&p);
+
+        ASSERT_EQ(proc_task_read(fd, 999, PROC_ALL, &p), -ESRCH);
+        n = proc_list_tasks(fd, 100, &pids);
+        ASSERT_EQ(n, 2);
+        free(pids);
+        ASSERT_EQ(proc_list_tasks(fd, 999, &pids), -ESRCH);
+}
+
+static void test_real_self(void) {
+        _cleanup_(closep) int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ProcTask p;
+        pid_t *pids = NULL;
+        int n;
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(proc_task_read(fd, getpid(), PROC_ALL, &p), 0);
+        ASSERT_STREQ(p.stat.comm, "test-proc");
+        ASSERT_TRUE(p.exe && strstr(p.exe, "test-proc"));
+        ASSERT_TRUE(p.argv && strstr(p.argv[0], "test-proc"));
+        ASSERT_EQ(p.uid, getuid());
+        ASSERT_EQ(p.stat.num_threads, 1);
+        ASSERT_TRUE(p.cgroup && p.cgroup[0] == '/');
+        proc_task_done(&p);
+        n = proc_list_pids(fd, &pids);
+        ASSERT_TRUE(n > 1);
+        free(pids);
+}
+
+int main(void) {
+        test_stat_parse();
+        test_cgroup_parse();
+        test_fake_tree();
+        test_real_self();
+        printf("test-proc: ok\n");
+        return 0;
+}
