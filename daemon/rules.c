@@ -757,6 +757,28 @@ int rule_set_load_files(char * const *paths, RuleSet **ret) {
         return 0;
 }
 
+int rule_set_load_buffer(const char *name, const char *buf, size_t size, RuleSet **ret) {
+        _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        ConfFile *f;
+        int r;
+
+        s = rule_set_new();
+        if (!s)
+                return -ENOMEM;
+        r = rule_set_add_file(s, name, name, &f);
+        if (r < 0)
+                return r;
+        if (memchr(buf, 0, size)) {
+                f->state = CONF_FILE_BROKEN;
+                r = rule_set_add_error(s, f->shown, 0, "contains NUL bytes: binary data, not a rule file; ignored");
+        } else
+                r = parse_buffer(s, f->shown, buf, size);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
 bool rule_set_needs_cmdline(const RuleSet *s) {
         for (size_t i = 0; i < s->n_rules; i++)
                 if (s->rules[i].match[MATCH_CMDLINE])

@@ -94,6 +94,9 @@ static inline void rule_set_freep(RuleSet **s) {
  */
 int rule_set_load(const char *root, const char *profile_name, const char *profile_path, RuleSet **ret);
 
+/* Parses one in-memory file (for the fuzzer); name is used in messages. */
+int rule_set_load_buffer(const char *name, const char *buf, size_t size, RuleSet **ret);
+
 /* Parses just the given files, in the given order (for "latnicectl check FILE..."). */
 int rule_set_load_files(char * const *paths, RuleSet **ret);
 

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What latniced set, per process: so a value somebody else set afterwards
+ * is recognised (and left alone unless the rule says Override=yes), and so
+ * restoring only touches values that are still ours. Pure logic.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sched.h"
+
+typedef struct AppliedProcess {
+        pid_t pid;
+        uint64_t start_time;   /* clock ticks since boot, /proc/PID/stat field 22 */
+        int latency_nice;      /* what we set */
+        uint64_t raw;          /* sched_raw_value() of what we set */
+        int before;            /* latency nice the main thread had before us */
+        uint64_t before_raw;   /* its raw value */
+        char comm[16];
+        char *rule;            /* "[Process name] file:line", or "unit NAME" / "manual" */
+        char *rule_name;       /* the rule's section name, for D-Bus */
+        bool via_unit;         /* from a unit rule's per-task fallback */
+} AppliedProcess;
+
+typedef struct AppliedTable AppliedTable;
+
+AppliedTable *applied_table_new(void);
+AppliedTable *applied_table_free(AppliedTable *t);
+static inline void applied_table_freep(AppliedTable **t) {
+        applied_table_free(*t);
+}
+
+/* Inserts or replaces (copies e, takes ownership of e->rule and e->rule_name). */
+int applied_table_put(AppliedTable *t, AppliedProcess *e);
+AppliedProcess *applied_table_get(AppliedTable *t, pid_t pid);
+/* Removes and frees. */
+void applied_table_remove(AppliedTable *t, pid_t pid);
+size_t applied_table_size(const AppliedTable *t);
+/* Iteration: *i starts at 0; returns NULL at the end. Do not put/remove while iterating. */
+AppliedProcess *applied_table_next(AppliedTable *t, size_t *i);
+
+/*
+ * Is the value on the process's main thread still the one we set?
+ * 1 ours, 0 changed by somebody else, -ESRCH gone or pid reused.
+ */
+int applied_is_ours(const SchedProbe *p, int proc_fd, const AppliedProcess *e);
+
+/*
+ * Puts back the value the process had before us, on every thread that still
+ * carries our value. Threads with foreign values are left alone. Returns
+ * the number of threads restored, or -ESRCH.
+ */
+int applied_restore(const SchedProbe *p, int proc_fd, const AppliedProcess *e);

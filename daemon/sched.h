@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The scheduler side: which of the three ways to say "latency nice" this
+ * kernel has (DESIGN.md), the latency-nice -> slice mapping shared by every
+ * backend, and applying a value to threads and processes. Pure logic: the
+ * proc fd and the BTF path come in as parameters; nothing logs.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "latnice/uapi.h"
+#include "rules.h"
+
+typedef enum Backend {
+        BACKEND_NONE,         /* nothing to apply: keep running, report what would apply */
+        BACKEND_LATENCY_NICE, /* patched kernel (kernel/): sched_attr.sched_latency_nice */
+        BACKEND_EEVDF_SLICE,  /* mainline >= 6.12: custom slice in sched_attr.sched_runtime */
+        _BACKEND_MAX,
+} Backend;
+
+const char *backend_to_string(Backend b); /* "none", "latency-nice", "eevdf-slice" */
+Backend backend_from_string(const char *s); /* _BACKEND_MAX if unknown */
+
+typedef struct SchedProbe {
+        Backend backend;
+        uint64_t base_slice_ns; /* default slice (sched_getattr of a plain task), eevdf-slice only */
+        char reason[256];       /* why this backend, in words for the user */
+} SchedProbe;
+
+/*
+ * Decides the backend: BTF (btf_path, normally /sys/kernel/btf/vmlinux) shows
+ * a latency field in struct task_struct and the uAPI round-trips on a scratch
+ * thread -> latency-nice; else a custom slice set on a scratch thread reads
+ * back -> eevdf-slice; else none. Never from the version string, never from
+ * flag 0x80 acceptance alone. Always fills ret (none with a reason on trouble).
+ */
+void sched_probe(const char *btf_path, SchedProbe *ret);
+
+/* > 0 if the BTF at path has a latency_nice/latency_prio member in struct task_struct, 0 if not, < 0 errno. */
+int sched_btf_has_latency_field(const char *btf_path);
+
+/* slice(ln) = clamp(base * 1024 / weight(ln), 0.1 ms, 100 ms); 0 for ln 0 ("no custom slice"). */
+uint64_t latnice_to_slice_ns(int latency_nice, uint64_t base_slice_ns);
+/* The inverse, to the nearest value; 0 for slice 0. */
+int latnice_from_slice_ns(uint64_t slice_ns, uint64_t base_slice_ns);
+
+typedef struct ThreadSched {
+        struct latnice_sched_attr attr; /* as read */
+        int latency_nice;               /* in latency-nice terms on every backend */
+        bool realtime;                  /* FIFO, RR, DEADLINE (or others we leave alone) */
+} ThreadSched;
+
+/* Reads one thread. -ESRCH if gone. */
+int sched_thread_get(const SchedProbe *p, pid_t tid, ThreadSched *ret);
+
+/*
+ * Sets one thread's value, keeping policy, priority and nice (KEEP_POLICY |
+ * KEEP_PARAMS on latency-nice; read-modify-write of sched_runtime on
+ * eevdf-slice). Returns -EBUSY for realtime/deadline threads (left alone),
+ * -ESRCH if gone, -EPERM/-EACCES if not allowed, -EOPNOTSUPP on backend none.
+ * ret_before (optional) receives the thread's state before the change.
+ */
+int sched_thread_set(const SchedProbe *p, pid_t tid, int latency_nice, ThreadSched *ret_before);
+
+/* Raw value a backend writes for a latency nice, to detect later foreign changes. */
+uint64_t sched_raw_value(const SchedProbe *p, int latency_nice);
+/* Raw value currently in a ThreadSched. */
+uint64_t sched_thread_raw(const SchedProbe *p, const ThreadSched *t);
+
+typedef struct ApplyResult {
+        unsigned n_threads;  /* threads seen */
+        unsigned n_applied;  /* threads now at the value */
+        unsigned n_realtime; /* left alone: realtime/deadline policy */
+        unsigned n_foreign;  /* left alone: someone else set a value (Override=no) */
+        unsigned n_gone;     /* exited while we worked */
+        unsigned n_failed;   /* other errors; first_error has the first */
+        int first_error;     /* negative errno */
+} ApplyResult;
+
+/*
+ * Applies to a process: its main thread and (THREADS_ALL) every other thread
+ * in /proc/PID/task, re-reading the list until no new thread appears.
+ * start_time (clock ticks, as in /proc/PID/stat; 0 = don't check) names the
+ * process the caller meant: if the pid now belongs to another process,
+ * nothing is changed and -ESRCH is returned. Returns 0 if at least the
+ * process was handled (see ret for per-thread outcomes), -ESRCH if it is
+ * gone, other negative errno if nothing could be applied.
+ *
+ * fresh_exec: the caller saw the exec a moment ago, so the process almost
+ * surely has one thread: set it first, then read /proc/PID/stat once
+ * (start time check and thread count) and list threads only if there are
+ * more. Threads created after the set inherit the value.
+ */
+int sched_apply_process(const SchedProbe *p, int proc_fd, pid_t pid, uint64_t start_time, int latency_nice,
+                        ThreadsMode mode, bool fresh_exec, ApplyResult *ret);
