@@ -1,0 +1,637 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Build a latency-nice kernel from a Debian linux-source package and test it in qemu.
+
+For one series (kernel/6.1 or kernel/6.12) this extracts the Debian source
+tarball, applies the series with fuzz 0 checking that every hunk applies
+exactly, configures a tinyconfig-based test kernel (plus config.fragment,
+verified after olddefconfig), builds bzImage (cached by a hash of its
+inputs), builds the in-VM test programs (tests/*.c, static), packs them with
+busybox into an initramfs, boots qemu-system-x86_64 (software emulation) and
+parses "LNTEST PASS|FAIL|SKIP name[: why]" lines from the serial console.
+
+Exit status: the number of failed checks (0: all passed), 77 when the kernel
+source, qemu or a build tool cannot be had (the reason is printed).
+
+Python 3 standard library only.
+"""
+
+import argparse
+import gzip
+import hashlib
+import inspect
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERIES = ("6.1", "6.12")
+EXIT_SKIP = 77
+WORK_ROOT = os.environ.get("LATNICE_KERNEL_WORK", "/var/tmp/latnice-kernel-work")
+CACHE_ROOT = os.environ.get("LATNICE_KERNEL_CACHE", "/var/cache/latnice/kernel")
+FRAGMENT = os.path.join(HERE, "config.fragment")
+TESTS_DIR = os.path.join(HERE, "tests")
+
+
+class Skip(Exception):
+    """The environment cannot run this test; exit 77 with the reason."""
+
+
+class Failure(Exception):
+    """A step failed; counts as one failure."""
+
+
+def log(msg):
+    print("vmtest: " + msg, flush=True)
+
+
+def run(cmd, cwd=None, logfile=None, check=True, env=None, timeout=None):
+    """Run cmd; with logfile, send its output there (and show the tail on failure)."""
+    if logfile:
+        with open(logfile, "ab") as f:
+            f.write(("\n$ " + " ".join(cmd) + "\n").encode())
+            f.flush()
+            p = subprocess.run(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
+                               env=env, timeout=timeout)
+    else:
+        p = subprocess.run(cmd, cwd=cwd, env=env, timeout=timeout,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if check and p.returncode != 0:
+        tail = ""
+        if logfile:
+            with open(logfile, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 6000))
+                tail = f.read().decode(errors="replace")
+        else:
+            tail = p.stdout.decode(errors="replace")[-6000:]
+        raise Failure("command failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), tail))
+    return p
+
+
+def apt_install(pkg):
+    """Try to install a Debian package; False when that is impossible here."""
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return False
+    log("installing %s with apt-get" % pkg)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    try:
+        p = subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", pkg],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=900)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return p.returncode == 0
+
+
+def need_tool(tool, pkg):
+    path = shutil.which(tool)
+    if path:
+        return path
+    if apt_install(pkg):
+        path = shutil.which(tool)
+        if path:
+            return path
+    raise Skip("%s is missing and %s cannot be installed" % (tool, pkg))
+
+
+def sha256(*parts):
+    h = hashlib.sha256()
+    for p in parts:
+        if isinstance(p, str):
+            p = p.encode()
+        h.update(len(p).to_bytes(8, "little"))
+        h.update(p)
+    return h.hexdigest()
+
+
+def tarball_for(series):
+    path = "/usr/src/linux-source-%s.tar.xz" % series
+    if not os.path.exists(path):
+        if not apt_install("linux-source-%s" % series) or not os.path.exists(path):
+            raise Skip("%s is missing and linux-source-%s cannot be installed" % (path, series))
+    return path
+
+
+def tarball_id(series, path):
+    """What identifies the source: the package version and the file itself."""
+    version = "unknown"
+    try:
+        p = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "linux-source-%s" % series],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        if p.returncode == 0:
+            version = p.stdout.decode().strip()
+    except OSError:
+        pass
+    st = os.stat(path)
+    return "%s %s %d %d" % (path, version, st.st_size, int(st.st_mtime))
+
+
+def series_patches(series):
+    d = os.path.join(HERE, series)
+    patches = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".patch"))
+    if not patches:
+        raise Failure("no patches in %s" % d)
+    return patches
+
+
+def apply_patches(src, patches, allow_offset, logfile):
+    """Apply with fuzz 0; refuse any hunk that does not apply exactly."""
+    for patch in patches:
+        name = os.path.basename(patch)
+        cmd = ["patch", "-p1", "-F0", "--no-backup-if-mismatch", "-i", patch]
+        p = subprocess.run(cmd + ["--dry-run"], cwd=src, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        out = p.stdout.decode(errors="replace")
+        with open(logfile, "a") as f:
+            f.write("$ %s\n%s" % (" ".join(cmd), out))
+        bad = [l for l in out.splitlines()
+               if "FAILED" in l or "fuzz" in l or "reversed" in l.lower()
+               or (not allow_offset and "offset" in l)]
+        if p.returncode != 0 or bad:
+            raise Failure("%s does not apply exactly:\n%s" % (name, out))
+        run(cmd, cwd=src, logfile=logfile)
+        log("applied %s" % name)
+
+
+def read_fragment():
+    """The fragment as {CONFIG_X: value or None for 'is not set'}."""
+    want = {}
+    with open(FRAGMENT) as f:
+        for line in f:
+            line = line.strip()
+            m = re.match(r"^# (CONFIG_\w+) is not set$", line)
+            if m:
+                want[m.group(1)] = None
+                continue
+            if not line or line.startswith("#"):
+                continue
+            m = re.match(r"^(CONFIG_\w+)=(.*)$", line)
+            if not m:
+                raise Failure("config.fragment: bad line %r" % line)
+            want[m.group(1)] = m.group(2)
+    return want
+
+
+def configure_kernel(src, build, jobs, logfile):
+    """tinyconfig + config.fragment + olddefconfig, then verify the fragment stuck."""
+    make = ["make", "-C", src, "O=" + build]
+    run(make + ["tinyconfig"], logfile=logfile)
+    want = read_fragment()
+    cfg = os.path.join(build, ".config")
+    with open(cfg) as f:
+        lines = [l for l in f.read().splitlines()
+                 if not any(re.match(r"^(# )?%s[= ]" % k, l) for k in want)]
+    for k, v in want.items():
+        lines.append("# %s is not set" % k if v is None else "%s=%s" % (k, v))
+    with open(cfg, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    run(make + ["olddefconfig"], logfile=logfile)
+    with open(cfg) as f:
+        have = {}
+        for line in f:
+            m = re.match(r"^(CONFIG_\w+)=(.*)$", line.strip())
+            if m:
+                have[m.group(1)] = m.group(2)
+    lost = []
+    for k, v in want.items():
+        if v is None and k in have:
+            lost.append("%s should be unset, is %s" % (k, have[k]))
+        elif v is not None and have.get(k) != v:
+            lost.append("%s=%s wanted, got %s" % (k, v, have.get(k, "unset")))
+    if lost:
+        raise Failure("config.fragment did not stick after olddefconfig "
+                      "(missing dependency or tool?):\n  " + "\n  ".join(lost))
+
+
+def check_pahole():
+    path = need_tool("pahole", "dwarves")
+    p = subprocess.run([path, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    ver = p.stdout.decode().strip()
+    m = re.match(r"v?(\d+)\.(\d+)", ver)
+    if p.returncode != 0 or not m or (int(m.group(1)), int(m.group(2))) < (1, 16):
+        raise Skip("pahole %r cannot generate kernel BTF (need >= 1.16)" % ver)
+    return ver
+
+
+def prepare_source(series, work, patches, allow_offset, logfile):
+    """Extract and patch, or reuse the tree if its inputs are unchanged."""
+    tarball = tarball_for(series)
+    key = sha256(tarball_id(series, tarball), *[open(p, "rb").read() for p in patches])
+    src = os.path.join(work, "src")
+    stamp = os.path.join(work, "src.stamp")
+    if os.path.isdir(src) and os.path.exists(stamp) and open(stamp).read().strip() == key:
+        log("reusing extracted and patched tree %s" % src)
+        return src, key, False
+    for d in (src, os.path.join(work, "build")):
+        if os.path.exists(d):
+            shutil.rmtree(d)
+    if os.path.exists(stamp):
+        os.unlink(stamp)
+    tmp = os.path.join(work, "extract.tmp")
+    if os.path.exists(tmp):
+        shutil.rmtree(tmp)
+    os.makedirs(tmp)
+    log("extracting %s" % tarball)
+    run(["tar", "-xf", tarball, "-C", tmp], logfile=logfile)
+    tops = os.listdir(tmp)
+    if len(tops) != 1:
+        raise Failure("unexpected tarball layout: %s" % tops)
+    os.rename(os.path.join(tmp, tops[0]), src)
+    os.rmdir(tmp)
+    apply_patches(src, patches, allow_offset, logfile)
+    with open(stamp, "w") as f:
+        f.write(key + "\n")
+    return src, key, True
+
+
+def build_kernel(series, args, work, timings):
+    patches = series_patches(series)
+    os.makedirs(work, exist_ok=True)
+    logfile = os.path.join(work, "build.log")
+    t = time.time()
+    src, src_key = None, None
+    tarball = tarball_for(series)
+    # The cache key covers everything that decides the bzImage.
+    config_step = inspect.getsource(configure_kernel) + inspect.getsource(read_fragment)
+    key = sha256(tarball_id(series, tarball),
+                 *[open(p, "rb").read() for p in patches],
+                 open(FRAGMENT, "rb").read(), config_step, "bzImage")
+    cache = os.path.join(CACHE_ROOT, key)
+    image = os.path.join(cache, "bzImage")
+    if os.path.exists(image):
+        log("cached kernel %s" % image)
+        timings["build"] = 0.0
+        return image
+    open(logfile, "w").close()
+    check_pahole()
+    src, src_key, fresh = prepare_source(series, work, patches, args.allow_offset, logfile)
+    timings["extract+patch"] = time.time() - t
+    build = os.path.join(work, "build")
+    os.makedirs(build, exist_ok=True)
+    t = time.time()
+    log("configuring (tinyconfig + %s)" % os.path.relpath(FRAGMENT, HERE))
+    configure_kernel(src, build, args.jobs, logfile)
+    log("building bzImage with -j%d (log: %s)" % (args.jobs, logfile))
+    run(["make", "-C", src, "O=" + build, "-j%d" % args.jobs, "bzImage"], logfile=logfile)
+    timings["build"] = time.time() - t
+    os.makedirs(cache, exist_ok=True)
+    tmp = image + ".tmp"
+    shutil.copyfile(os.path.join(build, "arch/x86/boot/bzImage"), tmp)
+    shutil.copyfile(os.path.join(build, ".config"), os.path.join(cache, "config"))
+    os.rename(tmp, image)
+    log("built %s in %.0f s" % (image, timings["build"]))
+    return image
+
+
+# ---- initramfs -------------------------------------------------------------
+
+class Cpio:
+    """A newc cpio archive built in memory (no root needed for device nodes)."""
+
+    def __init__(self):
+        self.buf = io.BytesIO()
+        self.ino = 1
+        self.names = set()
+
+    def _entry(self, name, mode, data=b"", rdev=(0, 0)):
+        name = name.lstrip("/")
+        if name in self.names:
+            return
+        self.names.add(name)
+        nb = name.encode() + b"\0"
+        fields = [self.ino, mode, 0, 0, 1, 0, len(data), 0, 0, rdev[0], rdev[1], len(nb), 0]
+        self.ino += 1
+        hdr = b"070701" + b"".join(b"%08x" % v for v in fields)
+        self.buf.write(hdr + nb)
+        self.buf.write(b"\0" * ((4 - (len(hdr) + len(nb)) % 4) % 4))
+        self.buf.write(data)
+        self.buf.write(b"\0" * ((4 - len(data) % 4) % 4))
+
+    def dir(self, name):
+        parts = name.strip("/").split("/")
+        for i in range(1, len(parts) + 1):
+            self._entry("/".join(parts[:i]), 0o040755)
+
+    def file(self, name, data, mode=0o755):
+        self.dir(os.path.dirname(name.strip("/")) or ".")
+        self._entry(name, 0o100000 | mode, data)
+
+    def symlink(self, name, target):
+        self.dir(os.path.dirname(name.strip("/")) or ".")
+        self._entry(name, 0o120777, target.encode())
+
+    def chardev(self, name, major, minor):
+        self.dir(os.path.dirname(name.strip("/")))
+        self._entry(name, 0o020600, rdev=(major, minor))
+
+    def add_host_file(self, path, dest=None):
+        """Copy a host file, following symlinks but keeping the link names."""
+        dest = dest or path
+        if os.path.islink(path):
+            target = os.readlink(path)
+            self.symlink(dest, target)
+            real = os.path.join(os.path.dirname(path), target)
+            self.add_host_file(os.path.normpath(real),
+                               os.path.normpath(os.path.join(os.path.dirname(dest), target))
+                               if not target.startswith("/") else target)
+            return
+        with open(path, "rb") as f:
+            self.file(dest, f.read(), os.stat(path).st_mode & 0o777)
+
+    def add_program(self, path, dest):
+        """A host executable with the shared libraries ldd lists and the loader."""
+        self.add_host_file(os.path.realpath(path), dest)
+        p = subprocess.run(["ldd", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        out = p.stdout.decode(errors="replace")
+        if p.returncode != 0 or "not a dynamic executable" in out:
+            return
+        for line in out.splitlines():
+            m = re.search(r"(?:=>\s*)?(/\S+)\s+\(0x", line)
+            if m and os.path.exists(m.group(1)):
+                self.add_host_file(m.group(1))
+
+    def close(self):
+        self._entry("TRAILER!!!", 0)
+        data = self.buf.getvalue()
+        return data + b"\0" * ((512 - len(data) % 512) % 512)
+
+
+def build_tests(outdir, logfile):
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if not gcc:
+        raise Skip("no C compiler for the in-VM test programs")
+    progs = {}
+    for f in sorted(os.listdir(TESTS_DIR)):
+        if not f.endswith(".c"):
+            continue
+        name = f[:-2]
+        out = os.path.join(outdir, name)
+        run([gcc, "-static", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
+             "-o", out, os.path.join(TESTS_DIR, f)], logfile=logfile)
+        progs[name] = out
+    return progs
+
+
+INIT = r"""#!/bin/busybox sh
+# /init of the latnice test VM (generated by kernel/vmtest.py)
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+echo "LNTEST BEGIN series=@SERIES@ kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+/bin/lntest --series @SERIES@
+if [ "@BENCH@" = 1 ]; then
+    /bin/lnbench @BENCH_ARGS@
+fi
+if [ -x /usr/bin/latniced ]; then
+    if [ -x /usr/bin/dbus-daemon ]; then
+        mkdir -p /run/dbus
+        dbus-daemon --config-file=/etc/dbus-1/lntest-system.conf --fork --nopidfile \
+            && echo "LNTEST INFO latniced: system bus started"
+    fi
+    mkdir -p /etc/latnice.d
+    printf '[Process lntest-target]\nComm=lntest-target\nLatencyNice=-10\n' > /etc/latnice.d/50-test.conf
+    /usr/bin/latniced --log-level debug > /tmp/latniced.log 2>&1 &
+    LP=$!
+    i=0
+    while [ $i -lt 150 ] && ! grep -q 'backend' /tmp/latniced.log; do
+        sleep 0.1; i=$((i + 1))
+    done
+    if grep -q 'backend latency-nice' /tmp/latniced.log; then
+        echo "LNTEST PASS latniced-backend"
+    else
+        echo "LNTEST FAIL latniced-backend: no 'backend latency-nice' in its output: $(tail -n 5 /tmp/latniced.log | tr '\n' '|')"
+    fi
+    sleep 1
+    /bin/lntest-target 30 &
+    T=$!
+    i=0; v=none
+    while [ $i -lt 100 ]; do
+        v=$(/bin/lntest getln $T)
+        [ "$v" = -10 ] && break
+        sleep 0.1; i=$((i + 1))
+    done
+    if [ "$v" = -10 ]; then
+        echo "LNTEST PASS latniced-apply"
+    else
+        echo "LNTEST FAIL latniced-apply: lntest-target has latency nice $v after 10 s, expected -10"
+    fi
+    if [ -x /usr/bin/latnicectl ]; then
+        /usr/bin/latnicectl status 2>&1 | sed 's/^/LATNICECTL: /' | head -n 40
+    fi
+    kill $T 2>/dev/null
+    kill $LP 2>/dev/null
+    sleep 0.5
+    sed 's/^/LATNICED: /' /tmp/latniced.log | head -n 200
+else
+    echo "LNTEST SKIP latniced: --latniced not given"
+fi
+echo "LNTEST END"
+sync
+reboot -f
+"""
+
+DBUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=/run/dbus/system_bus_socket</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+def make_initramfs(series, args, rundir, logfile):
+    bindir = os.path.join(rundir, "bin")
+    os.makedirs(bindir, exist_ok=True)
+    progs = build_tests(bindir, logfile)
+    busybox = shutil.which("busybox") or "/bin/busybox"
+    if not os.path.exists(busybox):
+        if not apt_install("busybox-static") or not shutil.which("busybox"):
+            raise Skip("busybox is missing and busybox-static cannot be installed")
+        busybox = shutil.which("busybox")
+    c = Cpio()
+    for d in ("bin", "sbin", "usr/bin", "usr/sbin", "etc", "proc", "sys", "dev", "tmp",
+              "run", "root", "var/lib/dbus"):
+        c.dir(d)
+    c.chardev("dev/console", 5, 1)
+    c.chardev("dev/null", 1, 3)
+    c.add_program(busybox, "/bin/busybox")
+    for name, path in progs.items():
+        with open(path, "rb") as f:
+            c.file("bin/" + name, f.read())
+    c.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\nmessagebus:x:100:101::/run/dbus:/bin/false\n"
+           b"nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n", 0o644)
+    c.file("etc/group", b"root:x:0:\nmessagebus:x:101:\nnogroup:x:65534:\n", 0o644)
+    c.file("etc/machine-id", hashlib.md5(series.encode()).hexdigest().encode() + b"\n", 0o444)
+    if args.latniced:
+        c.add_program(args.latniced, "/usr/bin/latniced")
+        dbus = shutil.which("dbus-daemon")
+        if dbus:
+            c.add_program(dbus, "/usr/bin/dbus-daemon")
+            c.file("etc/dbus-1/lntest-system.conf", DBUS_CONF.encode(), 0o644)
+    if args.latnicectl:
+        c.add_program(args.latnicectl, "/usr/bin/latnicectl")
+    init = (INIT.replace("@SERIES@", series)
+            .replace("@BENCH@", "1" if args.bench else "0")
+            .replace("@BENCH_ARGS@", args.bench_args))
+    c.file("init", init.encode())
+    path = os.path.join(rundir, "initramfs.cpio.gz")
+    with open(path, "wb") as f:
+        f.write(gzip.compress(c.close(), compresslevel=6))
+    return path
+
+
+# ---- boot and parse ------------------------------------------------------------
+
+RESULT = re.compile(r"LNTEST (PASS|FAIL|SKIP) ([^:\s]+)(?::\s*(.*))?$")
+
+
+def boot(qemu, image, initrd, args, rundir):
+    console = os.path.join(rundir, "console.log")
+    cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", "2",
+           "-kernel", image, "-initrd", initrd,
+           "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"]
+    log("booting: " + " ".join(cmd))
+    lines = []
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+
+    def reader():
+        with open(console, "wb") as f:
+            for raw in p.stdout:
+                f.write(raw)
+                f.flush()
+                line = raw.decode(errors="replace").rstrip("\r\n")
+                line = line[line.find("LN"):] if ("LNTEST" in line or "LNBENCH" in line) else line
+                lines.append(line)
+                if args.verbose or line.startswith(("LNTEST", "LNBENCH")):
+                    print("  " + line, flush=True)
+
+    th = threading.Thread(target=reader, daemon=True)
+    th.start()
+    timed_out = False
+    try:
+        p.wait(timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        p.kill()
+        p.wait()
+    th.join(10)
+    return lines, timed_out, console
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--series", required=True, choices=SERIES)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--timeout", type=int, default=None,
+                    help="hard limit for the VM run in seconds (default 600, 1200 with --bench)")
+    ap.add_argument("--bench", action="store_true", help="also run the wakeup-latency benchmark")
+    ap.add_argument("--bench-args", default="", help="options for lnbench in the VM")
+    ap.add_argument("--latniced", help="latniced binary to copy into the VM and check")
+    ap.add_argument("--latnicectl", help="latnicectl binary to copy into the VM")
+    ap.add_argument("--keep-work", action="store_true",
+                    help="keep the run directory (initramfs, console log) after success")
+    ap.add_argument("--allow-offset", action="store_true",
+                    help="accept hunks that apply at an offset (another Debian revision)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="echo the whole console")
+    args = ap.parse_args()
+    if args.timeout is None:
+        args.timeout = 1200 if args.bench else 600
+    for opt in ("latniced", "latnicectl"):
+        path = getattr(args, opt)
+        if path:
+            if not os.access(path, os.X_OK):
+                print("vmtest: --%s %s is not an executable" % (opt, path))
+                return 2
+            setattr(args, opt, os.path.abspath(path))
+
+    timings = {}
+    work = os.path.join(WORK_ROOT, args.series)
+    t0 = time.time()
+    try:
+        qemu = need_tool("qemu-system-x86_64", "qemu-system-x86")
+        for tool, pkg in (("make", "make"), ("gcc", "gcc"), ("patch", "patch"),
+                          ("tar", "tar"), ("xz", "xz-utils"), ("bc", "bc"),
+                          ("flex", "flex"), ("bison", "bison")):
+            need_tool(tool, pkg)
+        os.makedirs(work, exist_ok=True)
+        lock = open(os.path.join(work, ".lock"), "w")
+        try:
+            import fcntl
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:
+            pass
+        image = build_kernel(args.series, args, work, timings)
+        rundir = os.path.join(work, "run")
+        if os.path.exists(rundir):
+            shutil.rmtree(rundir)
+        os.makedirs(rundir)
+        initrd = make_initramfs(args.series, args, rundir, os.path.join(rundir, "tests.log"))
+        t = time.time()
+        lines, timed_out, console = boot(qemu, image, initrd, args, rundir)
+        timings["boot+tests"] = time.time() - t
+    except Skip as e:
+        print("vmtest: SKIP: %s" % e)
+        return EXIT_SKIP
+    except Failure as e:
+        print("LNTEST FAIL vmtest-setup: %s" % e)
+        print("vmtest: 1 failed (setup)")
+        return 1
+
+    results = []
+    for line in lines:
+        m = RESULT.search(line)
+        if m:
+            results.append((m.group(1), m.group(2), m.group(3) or ""))
+    began = any("LNTEST BEGIN" in l for l in lines)
+    ended = any("LNTEST END" in l for l in lines)
+    if not began:
+        results.append(("FAIL", "vm-boot", "no LNTEST BEGIN on the console (see %s)" % console))
+    elif not ended:
+        results.append(("FAIL", "vm-complete", "%s before LNTEST END (see %s)" %
+                        ("timed out after %d s" % args.timeout if timed_out else "VM stopped",
+                         console)))
+    if args.bench and not any(r[1] == "bench" for r in results):
+        results.append(("FAIL", "bench", "no benchmark result"))
+
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    print("vmtest: results for series %s:" % args.series)
+    for status, name, why in results:
+        counts[status] += 1
+        print("  %-4s %s%s" % (status, name, (": " + why) if why else ""))
+    for line in lines:
+        if line.startswith("LNBENCH summary") or line.startswith("LNBENCH ratio"):
+            print("  " + line)
+    timings["total"] = time.time() - t0
+    print("vmtest: series %s: %d passed, %d failed, %d skipped; %s" % (
+        args.series, counts["PASS"], counts["FAIL"], counts["SKIP"],
+        ", ".join("%s %.0f s" % kv for kv in timings.items())))
+    print("vmtest: console log: %s" % console)
+    if counts["FAIL"] == 0 and not args.keep_work:
+        for f in os.listdir(rundir):
+            if f != "console.log":
+                p = os.path.join(rundir, f)
+                shutil.rmtree(p) if os.path.isdir(p) else os.unlink(p)
+    return min(counts["FAIL"], EXIT_SKIP - 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
