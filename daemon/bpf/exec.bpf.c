@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: (LGPL-2.1-or-later OR BSD-2-Clause)
+/*
+ * latniced's exec watcher. On every exec it decides in the kernel whether any
+ * rule could care (the prefilter: LPM tries over command and binary names,
+ * parent names, uid/gid and cgroup ancestors, loaded by the daemon from its
+ * rules), and only then wakes user space with an event that carries all a
+ * rule can match on. Rules the prefilter cannot express leave filter_active off:
+ * the filter widens, it never drops a possible match.
+ *
+ * tp_btf/sched_process_exec is the preferred hook; the plain tracepoint is
+ * the fallback for kernels whose BTF lacks what tp_btf needs (the daemon
+ * switches with bpf_program__set_autoload()). Exit events are sent only for
+ * processes the daemon tracks (it set their value), so it can forget them.
+ */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "latnice/event.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set before load. */
+const volatile bool ns_translate = false;
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
+
+/* Set at run time through the skeleton's .bss, after every rule reload. */
+/* Zero until the daemon has loaded the filter maps: everything passes. */
+bool filter_active = false;
+bool want_args = false;
+__u32 filter_flags = 0; /* LATNICE_FILTER_F_*: which maps have entries */
+/* Set here when the ring buffer was full; user space reads and clears it without a syscall. */
+bool lost_pending = false;
+
+enum {
+        COUNTER_EXECS,   /* every exec seen */
+        COUNTER_EVENTS,  /* exec events sent */
+        COUNTER_DROPPED, /* ring buffer full */
+        _COUNTER_MAX,
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, _COUNTER_MAX);
+        __type(key, __u32);
+        __type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_RINGBUF);
+        __uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+        __uint(max_entries, LATNICE_FILTER_COMM_MAX);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, struct latnice_comm_key);
+        __type(value, __u8);
+} filter_comm SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+        __uint(max_entries, LATNICE_FILTER_EXE_MAX);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, struct latnice_exe_key);
+        __type(value, __u8);
+} filter_exe SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+        __uint(max_entries, LATNICE_FILTER_PARENT_MAX);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, struct latnice_comm_key);
+        __type(value, __u8);
+} filter_parent SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, LATNICE_FILTER_ID_MAX);
+        __type(key, __u32);
+        __type(value, __u8);
+} filter_uid SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, LATNICE_FILTER_ID_MAX);
+        __type(key, __u32);
+        __type(value, __u8);
+} filter_gid SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, LATNICE_FILTER_CGROUP_MAX);
+        __type(key, __u64);
+        __type(value, __u8);
+} filter_cgroup SEC(".maps");
+
+/* Processes whose value the daemon set: their exit is reported. Key: tgid as the daemon sees it. */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, LATNICE_TRACKED_MAX);
+        __type(key, __u32);
+        __type(value, __u64);
+} tracked SEC(".maps");
+
+struct latnice_exit_event {
+        __u32 type;
+        __u32 flags;
+        __u32 pid;
+        __u32 tid;
+        __u64 start_boottime;
+};
+
+static __always_inline void count(__u32 which) {
+        __u64 *v = bpf_map_lookup_elem(&counters, &which);
+
+        if (v)
+                *v += 1;
+}
+
+/* The task's pid and tgid as the daemon sees them; false if outside its pid namespace. */
+static __always_inline bool current_ids(__u32 *pid, __u32 *tgid) {
+        if (ns_translate) {
+                struct bpf_pidns_info ns = {};
+
+                if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+                        return false;
+                *pid = ns.pid;
+                *tgid = ns.tgid;
+                return true;
+        }
+        __u64 id = bpf_get_current_pid_tgid();
+        *pid = (__u32) id;
+        *tgid = id >> 32;
+        return true;
+}
+
+static __always_inline void read_exe_base(struct task_struct *task, char *buf) {
+        struct mm_struct *mm = BPF_CORE_READ(task, mm);
+        const unsigned char *name;
+
+        if (!mm)
+                return;
+        name = BPF_CORE_READ(mm, exe_file, f_path.dentry, d_name.name);
+        if (name)
+                bpf_probe_read_kernel_str(buf, LATNICE_EXE_BASE_LEN, name);
+}
+
+static __always_inline bool lookup_comm(void *map, const char *name) {
+        struct latnice_comm_key key = { .prefixlen = LATNICE_COMM_LEN * 8 };
+
+        __builtin_memcpy(key.name, name, LATNICE_COMM_LEN);
+        return bpf_map_lookup_elem(map, &key) != NULL;
+}
+
+/* Could any rule match this exec? Cheap checks first. */
+static __always_inline bool prefilter(struct task_struct *task, const char *comm) {
+        __u32 flags = filter_flags;
+
+        if (!filter_active)
+                return true;
+        if ((flags & LATNICE_FILTER_F_COMM) && lookup_comm(&filter_comm, comm))
+                return true;
+        if (flags & (LATNICE_FILTER_F_UID | LATNICE_FILTER_F_GID)) {
+                __u64 ug = bpf_get_current_uid_gid();
+                __u32 uid = (__u32) ug, gid = ug >> 32;
+
+                if ((flags & LATNICE_FILTER_F_UID) && bpf_map_lookup_elem(&filter_uid, &uid))
+                        return true;
+                if ((flags & LATNICE_FILTER_F_GID) && bpf_map_lookup_elem(&filter_gid, &gid))
+                        return true;
+        }
+        if (flags & LATNICE_FILTER_F_EXE) {
+                struct latnice_exe_key key = { .prefixlen = LATNICE_EXE_BASE_LEN * 8 };
+
+                read_exe_base(task, key.name);
+                if (bpf_map_lookup_elem(&filter_exe, &key))
+                        return true;
+        }
+        if (flags & LATNICE_FILTER_F_PARENT) {
+                char pcomm[LATNICE_COMM_LEN] = {};
+
+                BPF_CORE_READ_STR_INTO(&pcomm, task, real_parent, comm);
+                if (lookup_comm(&filter_parent, pcomm))
+                        return true;
+        }
+        if (flags & LATNICE_FILTER_F_CGROUP) {
+                /* A process in a unit's subtree: walk up from the root, a few levels deep. */
+                for (int level = 1; level <= LATNICE_CGROUP_LEVELS; level++) {
+                        __u64 id = bpf_get_current_ancestor_cgroup_id(level);
+
+                        if (!id)
+                                break;
+                        if (bpf_map_lookup_elem(&filter_cgroup, &id))
+                                return true;
+                }
+        }
+        return false;
+}
+
+static __always_inline int handle_exec(struct task_struct *task, const char *filename) {
+        char comm[LATNICE_COMM_LEN] = {};
+        struct latnice_event *e;
+        __u32 pid, tgid;
+
+        count(COUNTER_EXECS);
+        bpf_get_current_comm(comm, sizeof(comm));
+        if (!prefilter(task, comm))
+                return 0;
+        if (!current_ids(&pid, &tgid))
+                return 0;
+
+        e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+        if (!e) {
+                count(COUNTER_DROPPED);
+                lost_pending = true;
+                return 0;
+        }
+        count(COUNTER_EVENTS);
+
+        __u64 ug = bpf_get_current_uid_gid();
+        e->type = LATNICE_EVENT_EXEC;
+        e->flags = 0;
+        e->pid = tgid;
+        e->tid = pid;
+        e->ppid = ns_translate ? 0 : BPF_CORE_READ(task, real_parent, tgid);
+        e->uid = (__u32) ug;
+        e->gid = ug >> 32;
+        e->args_len = 0;
+        e->start_boottime = BPF_CORE_READ(task, start_boottime);
+        e->cgroup_id = bpf_get_current_cgroup_id();
+        e->ktime = bpf_ktime_get_ns();
+        __builtin_memcpy(e->comm, comm, sizeof(comm));
+        e->parent_comm[0] = 0;
+        BPF_CORE_READ_STR_INTO(&e->parent_comm, task, real_parent, comm);
+        e->exe_base[0] = 0;
+        read_exe_base(task, e->exe_base);
+        e->exe[0] = 0;
+        if (filename && bpf_probe_read_kernel_str(e->exe, sizeof(e->exe), filename) == sizeof(e->exe))
+                e->flags |= LATNICE_EVENT_F_EXE_TRUNC;
+
+        if (want_args) {
+                struct mm_struct *mm = BPF_CORE_READ(task, mm);
+                unsigned long start = BPF_CORE_READ(mm, arg_start), end = BPF_CORE_READ(mm, arg_end);
+                unsigned long len = end - start;
+
+                if (end > start) {
+                        if (len > LATNICE_ARGS_LEN) {
+                                len = LATNICE_ARGS_LEN;
+                                e->flags |= LATNICE_EVENT_F_ARGS_TRUNC;
+                        }
+                        if (bpf_probe_read_user(e->args, len & (2 * LATNICE_ARGS_LEN - 1), (void *) start) == 0) {
+                                e->args_len = len;
+                                e->flags |= LATNICE_EVENT_F_ARGS;
+                        }
+                }
+        }
+        bpf_ringbuf_submit(e, 0);
+        return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm) {
+        return handle_exec(p, BPF_CORE_READ(bprm, filename));
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int exec_tp(struct trace_event_raw_sched_process_exec *ctx) {
+        unsigned short off = ctx->__data_loc_filename & 0xFFFF;
+
+        return handle_exec((struct task_struct *) bpf_get_current_task(), (const char *) ctx + off);
+}
+
+static __always_inline int handle_exit(struct task_struct *task) {
+        struct latnice_exit_event *e;
+        __u32 pid, tgid;
+
+        if (!current_ids(&pid, &tgid) || pid != tgid)
+                return 0;
+        if (!bpf_map_lookup_elem(&tracked, &tgid))
+                return 0;
+        bpf_map_delete_elem(&tracked, &tgid);
+        e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+        if (!e) {
+                count(COUNTER_DROPPED);
+                return 0;
+        }
+        e->type = LATNICE_EVENT_EXIT;
+        e->flags = 0;
+        e->pid = tgid;
+        e->tid = pid;
+        e->start_boottime = BPF_CORE_READ(task, start_boottime);
+        bpf_ringbuf_submit(e, 0);
+        return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_btf, struct task_struct *p) {
+        return handle_exit(p);
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int exit_tp(void *ctx) {
+        return handle_exit((struct task_struct *) bpf_get_current_task());
+}

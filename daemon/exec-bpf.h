@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The BPF exec watcher as an owned object: skeleton lifecycle, the ring
+ * buffer, the prefilter maps and the tracked-process map. No logging:
+ * failures come back as errno plus a sentence in *ret_reason.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "filter.h"
+#include "latnice/event.h"
+
+typedef struct ExecBpf ExecBpf;
+
+typedef int (*exec_bpf_handler_t)(void *userdata, const void *data, size_t size);
+
+typedef struct ExecBpfOptions {
+        bool ns_translate;   /* latniced runs in a child pid namespace */
+        uint64_t pidns_dev;
+        uint64_t pidns_ino;
+        size_t ringbuf_size; /* bytes, power of two >= page size; 0 = default */
+        bool force_tracepoint; /* skip tp_btf (testing the fallback) */
+} ExecBpfOptions;
+
+int exec_bpf_new(const ExecBpfOptions *o, exec_bpf_handler_t handler, void *userdata, ExecBpf **ret,
+                 char **ret_reason);
+ExecBpf *exec_bpf_free(ExecBpf *b);
+static inline void exec_bpf_freep(ExecBpf **b) {
+        exec_bpf_free(*b);
+}
+
+/* "tp_btf" or "tracepoint": which exec hook is attached. */
+const char *exec_bpf_hook(const ExecBpf *b);
+int exec_bpf_epoll_fd(ExecBpf *b);
+/* Handles what is in the ring buffer; returns the number of records or a negative errno. */
+int exec_bpf_consume(ExecBpf *b);
+
+/* True once after the kernel side could not queue an event (ring buffer full): rescan. */
+bool exec_bpf_take_lost(ExecBpf *b);
+
+/* Loads the prefilter. uids/gids: resolved ids (the caller resolves names). */
+int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, size_t n_uids,
+                        const uint32_t *gids, size_t n_gids, const uint64_t *cgroup_ids, size_t n_cgroup_ids);
+
+/* Report this process's exit (on) or stop (off). */
+int exec_bpf_track(ExecBpf *b, pid_t pid, bool on);
+
+typedef struct ExecBpfCounters {
+        uint64_t execs;   /* every exec seen by the kernel side */
+        uint64_t events;  /* exec events sent to us */
+        uint64_t dropped; /* lost: ring buffer full */
+} ExecBpfCounters;
+
+int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret);

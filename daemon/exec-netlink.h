@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The netlink proc connector, latniced's first fallback when BPF cannot be
+ * loaded: PROC_EVENT_EXEC and PROC_EVENT_EXIT with pids only, so the daemon
+ * reads the rest from /proc at once. Pure socket handling, no logging.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef enum NetlinkEventType {
+        NETLINK_EVENT_EXEC,
+        NETLINK_EVENT_EXIT,
+} NetlinkEventType;
+
+typedef int (*netlink_handler_t)(void *userdata, NetlinkEventType type, pid_t pid, pid_t tid);
+
+/* Opens and subscribes; returns the fd. Needs CAP_NET_ADMIN and the initial pid namespace. */
+int exec_netlink_open(int rcvbuf);
+/* Reads all queued messages; -ENOBUFS means events were lost (the caller rescans). */
+int exec_netlink_read(int fd, netlink_handler_t handler, void *userdata);

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* latniced: command line and run(). Everything else lives in manager.c. */
+
+#include <getopt.h>
+#include <signal.h>
+#include <sys/resource.h>
+
+#include "log.h"
+#include "manager.h"
+#include "profile.h"
+#include "util.h"
+
+static ManagerOptions arg_options = {
+        .source = SOURCE_AUTO,
+};
+
+static void help(void) {
+        printf("latniced [OPTIONS...]\n\n"
+               "Gives processes a latency nice value from the rules in /etc/latnice.d,\n"
+               "/run/latnice.d, %s and the active profile, as they start.\n\n"
+               "  -h --help              show this help\n"
+               "     --version           show the version\n"
+               "     --root=DIR          read rules and latniced.conf below DIR\n"
+               "     --profile=NAME      use this profile instead of latniced.conf's\n"
+               "     --no-profile        use only the drop-in rules\n"
+               "     --profile-dir=DIR   look for profiles in DIR first\n"
+               "     --dry-run           decide and log, apply nothing\n"
+               "     --keep-on-exit      do not restore values on exit\n"
+               "     --source=SOURCE     auto (default), bpf, netlink or proc-scan\n"
+               "     --tracepoint        use the plain tracepoint instead of tp_btf\n"
+               "     --ringbuf-size=N    BPF ring buffer bytes (power of two)\n"
+               "     --scan-interval=MS  period of the proc-scan source\n"
+               "     --no-bus            do not connect to the system bus\n"
+               "     --log-level=LEVEL   err, warning, notice, info (default), debug\n",
+               LATNICE_VENDOR_RULE_DIR);
+}
+
+static int parse_argv(int argc, char **argv) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_ROOT,
+                ARG_PROFILE,
+                ARG_NO_PROFILE,
+                ARG_PROFILE_DIR,
+                ARG_DRY_RUN,
+                ARG_KEEP_ON_EXIT,
+                ARG_SOURCE,
+                ARG_TRACEPOINT,
+                ARG_RINGBUF_SIZE,
+                ARG_SCAN_INTERVAL,
+                ARG_NO_BUS,
+                ARG_LOG_LEVEL,
+        };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "root", required_argument, NULL, ARG_ROOT },
+                { "profile", required_argument, NULL, ARG_PROFILE },
+                { "no-profile", no_argument, NULL, ARG_NO_PROFILE },
+                { "profile-dir", required_argument, NULL, ARG_PROFILE_DIR },
+                { "dry-run", no_argument, NULL, ARG_DRY_RUN },
+                { "keep-on-exit", no_argument, NULL, ARG_KEEP_ON_EXIT },
+                { "source", required_argument, NULL, ARG_SOURCE },
+                { "tracepoint", no_argument, NULL, ARG_TRACEPOINT },
+                { "ringbuf-size", required_argument, NULL, ARG_RINGBUF_SIZE },
+                { "scan-interval", required_argument, NULL, ARG_SCAN_INTERVAL },
+                { "no-bus", no_argument, NULL, ARG_NO_BUS },
+                { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                {}
+        };
+        uint64_t v;
+        int c, l;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("latniced %s\n", LATNICE_VERSION);
+                        return 0;
+                case ARG_ROOT:
+                        arg_options.root = optarg;
+                        break;
+                case ARG_PROFILE:
+                        if (!profile_name_valid(optarg))
+                                return log_error_errno(-EINVAL, "Invalid profile name '%s'.", optarg);
+                        arg_options.profile = optarg;
+                        break;
+                case ARG_NO_PROFILE:
+                        arg_options.no_profile = true;
+                        break;
+                case ARG_PROFILE_DIR:
+                        arg_options.profile_dir = optarg;
+                        break;
+                case ARG_DRY_RUN:
+                        arg_options.dry_run = true;
+                        break;
+                case ARG_KEEP_ON_EXIT:
+                        arg_options.keep_on_exit = true;
+                        break;
+                case ARG_SOURCE:
+                        arg_options.source = source_kind_from_string(optarg);
+                        if (arg_options.source == _SOURCE_MAX)
+                                return log_error_errno(-EINVAL, "Unknown --source=%s: expected auto, bpf, netlink or proc-scan.",
+                                                       optarg);
+                        break;
+                case ARG_TRACEPOINT:
+                        arg_options.force_tracepoint = true;
+                        break;
+                case ARG_RINGBUF_SIZE:
+                        if (safe_atou64(optarg, &v) < 0 || v < 4096 || v > (1ULL << 30) || (v & (v - 1)))
+                                return log_error_errno(-EINVAL, "Invalid --ringbuf-size=%s: a power of two from 4096.",
+                                                       optarg);
+                        arg_options.ringbuf_size = (size_t) v;
+                        break;
+                case ARG_SCAN_INTERVAL:
+                        if (safe_atou64(optarg, &v) < 0 || v < 10 || v > 3600 * 1000)
+                                return log_error_errno(-EINVAL, "Invalid --scan-interval=%s: milliseconds, 10 or more.",
+                                                       optarg);
+                        arg_options.scan_interval_usec = v * 1000;
+                        break;
+                case ARG_NO_BUS:
+                        arg_options.no_bus = true;
+                        break;
+                case ARG_LOG_LEVEL:
+                        l = log_level_from_string(optarg);
+                        if (l < 0)
+                                return log_error_errno(l, "Invalid --log-level=%s.", optarg);
+                        log_set_max_level(l);
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc)
+                return log_error_errno(-EINVAL, "latniced takes no arguments.");
+        return 1;
+}
+
+static int run(int argc, char **argv) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        struct rlimit rl;
+        sigset_t ss;
+        int r;
+
+        log_open();
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r;
+
+        /* BPF maps count against RLIMIT_MEMLOCK on kernels before 5.11. */
+        rl = (struct rlimit) { RLIM_INFINITY, RLIM_INFINITY };
+        (void) setrlimit(RLIMIT_MEMLOCK, &rl);
+
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGTERM);
+        sigaddset(&ss, SIGINT);
+        sigaddset(&ss, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
+                return log_error_errno(-errno, "Failed to block signals: %m");
+
+        r = manager_new(&arg_options, &m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up: %m");
+        r = manager_start(m);
+        if (r < 0)
+                return r;
+        return manager_run(m);
+}
+
+int main(int argc, char **argv) {
+        int r = run(argc, argv);
+
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,1146 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * latniced's state and its event sources, all on one sd-event loop: the BPF
+ * ring buffer (or the proc connector, or a /proc scan timer), signals,
+ * inotify on the rule directories with a debounce timer, and the watchdog.
+ * Decisions: process rules first; the applied table remembers what we set so
+ * foreign values are respected and restores only touch our own.
+ */
+
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <systemd/sd-daemon.h>
+
+#include "exec-netlink.h"
+#include "log.h"
+#include "manager.h"
+#include "match.h"
+#include "proc.h"
+#include "profile.h"
+#include "util.h"
+
+static const char * const source_kind_table[_SOURCE_MAX] = {
+        [SOURCE_BPF] = "bpf",
+        [SOURCE_NETLINK] = "netlink",
+        [SOURCE_SCAN] = "proc-scan",
+};
+
+const char *source_kind_to_string(SourceKind k) {
+        return k >= 0 && k < _SOURCE_MAX ? source_kind_table[k] : "auto";
+}
+
+SourceKind source_kind_from_string(const char *s) {
+        if (strcmp(s, "auto") == 0)
+                return SOURCE_AUTO;
+        for (int k = 0; k < _SOURCE_MAX; k++)
+                if (strcmp(s, source_kind_table[k]) == 0)
+                        return k;
+        if (strcmp(s, "scan") == 0)
+                return SOURCE_SCAN;
+        return _SOURCE_MAX;
+}
+
+static void options_done(ManagerOptions *o) {
+        free(o->root);
+        free(o->profile);
+        free(o->profile_dir);
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        sd_event_source_unref(m->reload_timer);
+        sd_event_source_unref(m->inotify_event_source);
+        if (m->inotify_fd >= 0)
+                close(m->inotify_fd);
+        sd_event_source_unref(m->rescan_defer);
+        sd_event_source_unref(m->scan_timer);
+        free(m->scan_prev);
+        sd_event_source_unref(m->netlink_event_source);
+        if (m->netlink_fd >= 0)
+                close(m->netlink_fd);
+        sd_event_source_unref(m->bpf_event_source);
+        exec_bpf_free(m->bpf);
+        free(m->source_reason);
+        for (size_t i = 0; i < ELEMENTSOF(m->name_cache); i++)
+                free(m->name_cache[i].name);
+        if (m->cgroup2_fd >= 0)
+                close(m->cgroup2_fd);
+        free(m->cgroup2_path);
+        if (m->proc_fd >= 0)
+                close(m->proc_fd);
+        applied_table_free(m->applied);
+        filter_spec_done(&m->filter);
+        rule_set_free(m->rules);
+        free(m->profile);
+        free(m->profile_path);
+        sd_bus_flush_close_unref(m->bus);
+        sd_event_unref(m->event);
+        options_done(&m->options);
+        free(m);
+        return NULL;
+}
+
+static int strdup_opt(const char *s, char **ret) {
+        *ret = NULL;
+        if (!s)
+                return 0;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static const char *cached_name(Manager *m, uint32_t id, bool group) {
+        /* Tiny cache: NSS lookups read /etc/passwd; rule sets with User=name are rare. */
+        uint32_t key = id ^ (group ? 0x80000000U : 0);
+        UidName *slot;
+
+        for (size_t i = 0; i < ELEMENTSOF(m->name_cache); i++)
+                if (m->name_cache[i].name && m->name_cache[i].id == key)
+                        return m->name_cache[i].name;
+        slot = &m->name_cache[m->name_cache_next++ % ELEMENTSOF(m->name_cache)];
+        free(slot->name);
+        slot->name = group ? gid_to_name(id) : uid_to_name(id);
+        slot->id = key;
+        return slot->name;
+}
+
+static int find_cgroup2(Manager *m) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char line[4096];
+
+        f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof(line), f)) {
+                char *sep = strstr(line, " - "), mnt[4096];
+
+                if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
+                        continue;
+                if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+                        continue;
+                m->cgroup2_path = strdup(mnt);
+                if (!m->cgroup2_path)
+                        return -ENOMEM;
+                m->cgroup2_fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                return m->cgroup2_fd < 0 ? -errno : 0;
+        }
+        return -ENOENT;
+}
+
+/* cgroup v2 id (what BPF reports) -> path relative to the cgroup2 root. */
+static int cgroup_id_to_path(Manager *m, uint64_t id, char **ret) {
+        struct {
+                struct file_handle fh;
+                uint64_t id;
+        } h = { .fh = { .handle_bytes = sizeof(uint64_t), .handle_type = 0xfe /* FILEID_KERNFS */ }, .id = id };
+        _cleanup_(closep) int fd = -1;
+        char link[64], target[4096];
+        size_t pl;
+        ssize_t n;
+
+        if (m->cgroup2_fd < 0)
+                return -ENOENT;
+        fd = open_by_handle_at(m->cgroup2_fd, &h.fh, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, target, sizeof(target) - 1);
+        if (n < 0)
+                return -errno;
+        target[n] = 0;
+        pl = strlen(m->cgroup2_path);
+        if (strncmp(target, m->cgroup2_path, pl) != 0)
+                return -EXDEV; /* outside our cgroup namespace view */
+        *ret = strdup(target[pl] ? target + pl : "/");
+        return *ret ? 0 : -ENOMEM;
+}
+
+static void rule_ref(const Rule *r, char *buf, size_t size) {
+        snprintf(buf, size, "[%s %s] %s:%u", rule_kind_to_string(r->kind), r->name, r->file, r->line);
+}
+
+static void manager_notify_status(Manager *m) {
+        if (!m->ready)
+                return;
+        (void) sd_notifyf(false, "STATUS=%zu rules (%s), %zu processes applied, %s events, %s backend",
+                          m->rules ? m->rules->n_rules : 0, m->profile ?: "no profile",
+                          applied_table_size(m->applied), source_kind_to_string(m->source),
+                          backend_to_string(m->probe.backend));
+}
+
+/* ---- deciding and applying ------------------------------------------- */
+
+static void manager_forget(Manager *m, pid_t pid) {
+        applied_table_remove(m->applied, pid);
+        if (m->bpf)
+                (void) exec_bpf_track(m->bpf, pid, false);
+}
+
+static void manager_restore(Manager *m, AppliedProcess *e, const char *why) {
+        int r;
+
+        r = applied_restore(&m->probe, m->proc_fd, e);
+        if (r == -ESRCH)
+                log_debug("%s[%d] is gone, nothing to restore.", e->comm, (int) e->pid);
+        else if (r < 0)
+                log_warning_errno(r, "Failed to restore %s[%d]: %m", e->comm, (int) e->pid);
+        else if (r == 0)
+                log_info("%s[%d]: value changed by somebody else, leaving it (%s).", e->comm, (int) e->pid, why);
+        else
+                log_info("%s[%d]: restored LatencyNice=%d (%s).", e->comm, (int) e->pid, e->before, why);
+}
+
+/*
+ * One decision for one process. fresh_exec: the exec just happened, so the
+ * value the process carries is inherited, not chosen for this program: apply.
+ * Otherwise a value that is neither default nor ours is foreign and only
+ * replaced with Override=yes.
+ */
+static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec) {
+        AppliedProcess *e = applied_table_get(m->applied, t->pid);
+        ThreadSched before = {};
+        ApplyResult res = {};
+        MatchResult mr = {};
+        const Rule *rule;
+        char ref[512];
+        int r;
+
+        if (e && e->start_time != start_time && start_time != 0) {
+                /* The pid was reused: the entry is about a dead process. */
+                manager_forget(m, t->pid);
+                e = NULL;
+        }
+
+        r = match_task(m->rules, t, false, &mr);
+        if (r < 0)
+                return log_oom();
+        rule = mr.rule;
+        match_result_done(&mr);
+
+        if (!rule) {
+                if (e) {
+                        manager_restore(m, e, "no rule matches any more");
+                        manager_forget(m, t->pid);
+                }
+                return 0;
+        }
+        rule_ref(rule, ref, sizeof(ref));
+
+        if (e && e->latency_nice == rule->latency_nice && (!rule->override || applied_is_ours(&m->probe, m->proc_fd, e) != 0))
+                return 0;
+
+        if (m->probe.backend == BACKEND_NONE || m->options.dry_run) {
+                log_info("%s[%d]: would set LatencyNice=%d from %s (%s).", t->comm, (int) t->pid,
+                         rule->latency_nice, ref, m->options.dry_run ? "dry run" : "kernel has no backend");
+                return 0;
+        }
+
+        r = sched_thread_get(&m->probe, t->pid, &before);
+        if (r == -ESRCH) {
+                log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
+                return 0;
+        }
+        if (r < 0)
+                return log_warning_errno(r, "Failed to read %s[%d]: %m", t->comm, (int) t->pid);
+
+        if (!fresh_exec && !rule->override && before.latency_nice != 0 &&
+            (!e || sched_thread_raw(&m->probe, &before) != e->raw)) {
+                log_info("%s[%d]: has LatencyNice=%d set by somebody else; %s wants %d, leaving it (Override=no).",
+                         t->comm, (int) t->pid, before.latency_nice, ref, rule->latency_nice);
+                return 0;
+        }
+
+        r = sched_apply_process(&m->probe, m->proc_fd, t->pid, start_time, rule->latency_nice, rule->threads,
+                                fresh_exec, &res);
+        if (r == -ESRCH) {
+                log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
+                return 0;
+        }
+        if (r < 0) {
+                m->apply_errors++;
+                return log_warning_errno(r, "Failed to set LatencyNice=%d on %s[%d] (%s): %m", rule->latency_nice,
+                                         t->comm, (int) t->pid, ref);
+        }
+        m->tasks_applied += res.n_applied;
+
+        {
+                AppliedProcess n = {
+                        .pid = t->pid,
+                        .start_time = start_time,
+                        .latency_nice = rule->latency_nice,
+                        .raw = sched_raw_value(&m->probe, rule->latency_nice),
+                        .before = e ? e->before : before.latency_nice,
+                        .before_raw = e ? e->before_raw : sched_thread_raw(&m->probe, &before),
+                        .rule = strdup(ref),
+                        .rule_name = strdup(rule->name),
+                };
+
+                snprintf(n.comm, sizeof(n.comm), "%s", t->comm ?: "");
+                if (!n.rule || !n.rule_name) {
+                        free(n.rule);
+                        free(n.rule_name);
+                        return log_oom();
+                }
+                r = applied_table_put(m->applied, &n);
+                if (r < 0)
+                        return log_oom();
+        }
+        if (m->bpf)
+                (void) exec_bpf_track(m->bpf, t->pid, true);
+
+        if (res.n_realtime > 0 || res.n_foreign > 0 || res.n_failed > 0)
+                log_info("%s[%d]: LatencyNice=%d from %s on %u of %u threads (%u realtime, %u foreign, %u failed%s%s).",
+                         t->comm, (int) t->pid, rule->latency_nice, ref, res.n_applied, res.n_threads,
+                         res.n_realtime, res.n_foreign, res.n_failed, res.first_error ? ": " : "",
+                         res.first_error ? strerror(-res.first_error) : "");
+        else
+                log_info("%s[%d]: LatencyNice=%d from %s (%u thread%s).", t->comm, (int) t->pid,
+                         rule->latency_nice, ref, res.n_threads, res.n_threads == 1 ? "" : "s");
+        return 1;
+}
+
+/* Reads what the rules need from /proc and decides. */
+static int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
+        ProcWhat what = PROC_EXE | PROC_IDS;
+        ProcTask p = {};
+        TaskInfo t;
+        int r;
+
+        if (m->filter.want_args)
+                what |= PROC_CMDLINE;
+        if (m->needs_parent)
+                what |= PROC_PARENT;
+        if (m->needs_cgroup)
+                what |= PROC_CGROUP;
+        if (m->needs_names)
+                what |= PROC_NAMES;
+
+        r = proc_task_read(m->proc_fd, pid, what, &p);
+        if (r < 0)
+                return r;
+        if ((p.stat.flags & PROC_PF_KTHREAD) || p.stat.state == 'Z') {
+                proc_task_done(&p);
+                return 0;
+        }
+        proc_task_to_info(&p, &t);
+        r = manager_decide(m, &t, p.stat.start_time, fresh_exec);
+        proc_task_done(&p);
+        return r;
+}
+
+/* ---- the BPF source --------------------------------------------------- */
+
+static int manager_on_bpf_record(void *userdata, const void *data, size_t size) {
+        Manager *m = userdata;
+        const struct latnice_event *ev = data;
+        char exe_buf[LATNICE_EXE_LEN + LATNICE_EXE_BASE_LEN + 2];
+        _cleanup_(freep) char *cgroup = NULL;
+        char *argv[65];
+        TaskInfo t;
+        uint64_t start;
+
+        if (size < 5 * sizeof(uint32_t))
+                return 0;
+        if (ev->type == LATNICE_EVENT_EXIT) {
+                AppliedProcess *e = applied_table_get(m->applied, (pid_t) ev->pid);
+
+                if (e && e->start_time == ev->start_boottime / m->ns_per_tick)
+                        applied_table_remove(m->applied, (pid_t) ev->pid);
+                return 0;
+        }
+        if (ev->type != LATNICE_EVENT_EXEC || size < sizeof(*ev))
+                return 0;
+        m->events_seen++;
+
+        start = ev->start_boottime / m->ns_per_tick;
+        t = (TaskInfo) {
+                .pid = (pid_t) ev->pid,
+                .ppid = (pid_t) ev->ppid,
+                .uid = ev->uid,
+                .gid = ev->gid,
+                .comm = ev->comm,
+                .parent_comm = ev->parent_comm[0] ? ev->parent_comm : NULL,
+        };
+
+        /*
+         * Exe= means the binary that runs (as /proc/PID/exe shows it). The
+         * execve() path is that binary unless it went through a symlink or
+         * is relative; then ask /proc while the process still exists.
+         */
+        {
+                const char *base = strrchr(ev->exe, '/');
+
+                if (ev->exe[0] == '/' && base && strcmp(base + 1, ev->exe_base) == 0)
+                        t.exe = ev->exe;
+                else {
+                        char link[64];
+                        ssize_t n;
+
+                        snprintf(link, sizeof(link), "%u/exe", ev->pid);
+                        n = readlinkat(m->proc_fd, link, exe_buf, sizeof(exe_buf) - 1);
+                        if (n > 0) {
+                                exe_buf[n] = 0;
+                                t.exe = exe_buf;
+                        } else if (ev->exe[0] == '/' && base) {
+                                snprintf(exe_buf, sizeof(exe_buf), "%.*s/%s", (int) (base - ev->exe), ev->exe,
+                                         ev->exe_base);
+                                t.exe = exe_buf;
+                        } else
+                                t.exe = ev->exe_base;
+                }
+        }
+
+        if (ev->flags & LATNICE_EVENT_F_ARGS) {
+                size_t n = 0, len = ev->args_len < LATNICE_ARGS_LEN ? ev->args_len : LATNICE_ARGS_LEN;
+                static char args[LATNICE_ARGS_LEN + 1];
+
+                memcpy(args, ev->args, len);
+                args[len] = 0;
+                for (size_t i = 0; i < len && n < ELEMENTSOF(argv) - 1;) {
+                        argv[n++] = args + i;
+                        i += strnlen(args + i, len - i) + 1;
+                }
+                argv[n] = NULL;
+                t.argv = argv;
+        }
+        if (m->needs_names) {
+                t.user = cached_name(m, ev->uid, false);
+                t.group = cached_name(m, ev->gid, true);
+        }
+        if (m->needs_cgroup) {
+                if (cgroup_id_to_path(m, ev->cgroup_id, &cgroup) < 0) {
+                        _cleanup_(freep) char *buf = NULL;
+                        char path[64];
+
+                        snprintf(path, sizeof(path), "%u/cgroup", ev->pid);
+                        if (read_full_file(m->proc_fd, path, 65536, &buf, NULL) >= 0)
+                                (void) proc_cgroup_parse(buf, &cgroup);
+                }
+                t.cgroup = cgroup;
+        }
+        (void) manager_decide(m, &t, start, true);
+        return 0;
+}
+
+static int manager_on_bpf(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        r = exec_bpf_consume(m->bpf);
+        if (r < 0)
+                log_warning_errno(r, "Failed to read the BPF ring buffer: %m");
+        if (exec_bpf_take_lost(m->bpf)) {
+                ExecBpfCounters c;
+
+                if (exec_bpf_counters(m->bpf, &c) >= 0)
+                        m->events_lost = c.dropped;
+                log_warning("The BPF ring buffer overflowed (%" PRIu64 " events lost so far); rescanning.",
+                            m->events_lost);
+                (void) manager_rescan(m, "events were lost");
+        }
+        return 0;
+}
+
+/* ---- the netlink source ----------------------------------------------- */
+
+static int manager_on_netlink_event(void *userdata, NetlinkEventType type, pid_t pid, pid_t tid) {
+        Manager *m = userdata;
+        int r;
+
+        if (type == NETLINK_EVENT_EXIT) {
+                if (applied_table_get(m->applied, pid))
+                        applied_table_remove(m->applied, pid);
+                return 0;
+        }
+        m->events_seen++;
+        r = manager_decide_pid(m, pid, true);
+        if (r == -ESRCH)
+                log_debug("Process %d exited before /proc could be read.", (int) pid);
+        return 0;
+}
+
+static int manager_on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        r = exec_netlink_read(fd, manager_on_netlink_event, m);
+        if (r == -ENOBUFS) {
+                m->events_lost++;
+                log_warning("The proc connector dropped events (ENOBUFS); rescanning.");
+                (void) manager_rescan(m, "events were lost");
+        } else if (r < 0)
+                log_warning_errno(r, "Failed to read the proc connector: %m");
+        return 0;
+}
+
+/* ---- the /proc scan --------------------------------------------------- */
+
+static int scan_entry_compare(const void *a, const void *b) {
+        const ScanEntry *x = a, *y = b;
+
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return x->start_time < y->start_time ? -1 : x->start_time > y->start_time;
+}
+
+static bool scan_prev_has(Manager *m, const ScanEntry *e) {
+        return bsearch(e, m->scan_prev, m->n_scan_prev, sizeof(ScanEntry), scan_entry_compare) != NULL;
+}
+
+/*
+ * Walks /proc. all=true: re-evaluates every process (start, reload, after a
+ * loss). all=false (the periodic scan source): only processes not seen in
+ * the previous walk.
+ */
+static int manager_scan(Manager *m, bool all) {
+        _cleanup_(freep) pid_t *pids = NULL;
+        _cleanup_(freep) ScanEntry *now = NULL;
+        size_t n_now = 0;
+        int n;
+
+        n = proc_list_pids(m->proc_fd, &pids);
+        if (n < 0)
+                return log_error_errno(n, "Failed to list /proc: %m");
+        now = calloc((size_t) n + 1, sizeof(ScanEntry));
+        if (!now)
+                return log_oom();
+        for (int i = 0; i < n; i++) {
+                ProcStat st;
+                char path[64];
+                ScanEntry e;
+
+                snprintf(path, sizeof(path), "%d/stat", (int) pids[i]);
+                if (proc_stat_read(m->proc_fd, path, &st) < 0)
+                        continue;
+                if (st.flags & PROC_PF_KTHREAD)
+                        continue;
+                e = (ScanEntry) { .pid = pids[i], .start_time = st.start_time };
+                now[n_now++] = e;
+                if (!all && scan_prev_has(m, &e))
+                        continue;
+                (void) manager_decide_pid(m, pids[i], false);
+        }
+        qsort(now, n_now, sizeof(ScanEntry), scan_entry_compare);
+
+        /* Forget processes that are gone (the exit may not have been reported). */
+        {
+                size_t i = 0;
+                AppliedProcess *e;
+                pid_t *gone = NULL;
+                size_t n_gone = 0;
+
+                while ((e = applied_table_next(m->applied, &i))) {
+                        ScanEntry k = { .pid = e->pid, .start_time = e->start_time };
+
+                        if (!bsearch(&k, now, n_now, sizeof(ScanEntry), scan_entry_compare)) {
+                                pid_t *ng = reallocarray(gone, n_gone + 1, sizeof(pid_t));
+
+                                if (!ng)
+                                        break;
+                                gone = ng;
+                                gone[n_gone++] = e->pid;
+                        }
+                }
+                for (size_t j = 0; j < n_gone; j++)
+                        manager_forget(m, gone[j]);
+                free(gone);
+        }
+
+        free(m->scan_prev);
+        m->scan_prev = TAKE_PTR(now);
+        m->n_scan_prev = n_now;
+        return 0;
+}
+
+static int manager_on_rescan(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+
+        m->rescans++;
+        (void) manager_scan(m, true);
+        manager_notify_status(m);
+        return 0;
+}
+
+int manager_rescan(Manager *m, const char *why) {
+        int r;
+
+        /* Deferred: a burst of losses or reloads costs one walk. */
+        if (m->rescan_defer)
+                return sd_event_source_set_enabled(m->rescan_defer, SD_EVENT_ONESHOT);
+        r = sd_event_add_defer(m->event, &m->rescan_defer, manager_on_rescan, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to schedule a rescan: %m");
+        (void) sd_event_source_set_description(m->rescan_defer, "rescan");
+        (void) sd_event_source_set_enabled(m->rescan_defer, SD_EVENT_ONESHOT);
+        log_debug("Rescanning: %s.", why);
+        return 0;
+}
+
+static int manager_on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        (void) manager_scan(m, false);
+        return sd_event_source_set_time_relative(s, m->options.scan_interval_usec);
+}
+
+/* ---- choosing the event source ---------------------------------------- */
+
+static int manager_setup_bpf(Manager *m, char **ret_reason) {
+        ExecBpfOptions o = {
+                .ringbuf_size = m->options.ringbuf_size,
+                .force_tracepoint = m->options.force_tracepoint,
+        };
+        struct stat self;
+        int r;
+
+        /* In a child pid namespace BPF sees host pids: translate to ours. The
+         * initial namespace has the fixed inode PROC_PID_INIT_INO. */
+        if (stat("/proc/self/ns/pid", &self) < 0)
+                return -errno;
+        o.ns_translate = self.st_ino != 0xEFFFFFFCU;
+        o.pidns_dev = self.st_dev;
+        o.pidns_ino = self.st_ino;
+
+        r = exec_bpf_new(&o, manager_on_bpf_record, m, &m->bpf, ret_reason);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(m->event, &m->bpf_event_source, exec_bpf_epoll_fd(m->bpf), EPOLLIN, manager_on_bpf, m);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(m->bpf_event_source, "bpf-ringbuf");
+        /* Events before anything else: they are what is time critical. */
+        (void) sd_event_source_set_priority(m->bpf_event_source, SD_EVENT_PRIORITY_IMPORTANT);
+        return 0;
+}
+
+static int manager_setup_netlink(Manager *m) {
+        int r;
+
+        m->netlink_fd = exec_netlink_open(4 * 1024 * 1024);
+        if (m->netlink_fd < 0)
+                return m->netlink_fd;
+        r = sd_event_add_io(m->event, &m->netlink_event_source, m->netlink_fd, EPOLLIN, manager_on_netlink, m);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(m->netlink_event_source, "proc-connector");
+        (void) sd_event_source_set_priority(m->netlink_event_source, SD_EVENT_PRIORITY_IMPORTANT);
+        return 0;
+}
+
+static int manager_setup_scan(Manager *m) {
+        int r;
+
+        r = sd_event_add_time_relative(m->event, &m->scan_timer, CLOCK_MONOTONIC, m->options.scan_interval_usec,
+                                       10 * 1000, manager_on_scan_timer, m);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(m->scan_timer, "proc-scan");
+        return sd_event_source_set_enabled(m->scan_timer, SD_EVENT_ON);
+}
+
+static int manager_setup_source(Manager *m) {
+        _cleanup_(freep) char *bpf_reason = NULL;
+        SourceKind want = m->options.source;
+        int r = -EOPNOTSUPP, r_netlink = 0;
+
+        if (want == SOURCE_AUTO || want == SOURCE_BPF) {
+                r = manager_setup_bpf(m, &bpf_reason);
+                if (r >= 0) {
+                        m->source = SOURCE_BPF;
+                        if (asprintf(&m->source_reason, "BPF exec tracepoint (%s)%s%s", exec_bpf_hook(m->bpf),
+                                     bpf_reason ? ": " : "", bpf_reason ?: "") < 0)
+                                return log_oom();
+                        return 0;
+                }
+                if (!bpf_reason && asprintf(&bpf_reason, "cannot load BPF: %s", strerror(-r)) < 0)
+                        return log_oom();
+                if (r == -EPERM || r == -EACCES)
+                        log_warning("BPF is not permitted (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN): %s; "
+                                    "falling back.", bpf_reason);
+                else
+                        log_warning("%s; falling back.", bpf_reason);
+                m->bpf = exec_bpf_free(m->bpf);
+                if (want == SOURCE_BPF)
+                        return log_error_errno(r, "The BPF event source was requested and is not available.");
+        }
+        if (want == SOURCE_AUTO || want == SOURCE_NETLINK) {
+                r_netlink = manager_setup_netlink(m);
+                if (r_netlink >= 0) {
+                        m->source = SOURCE_NETLINK;
+                        if (asprintf(&m->source_reason, "netlink proc connector%s%s%s",
+                                     bpf_reason ? " (BPF unavailable: " : "", bpf_reason ?: "",
+                                     bpf_reason ? ")" : "") < 0)
+                                return log_oom();
+                        return 0;
+                }
+                log_warning_errno(r_netlink, "Cannot subscribe to the proc connector (needs CAP_NET_ADMIN and the "
+                                  "initial pid namespace): %m; falling back to scanning /proc.");
+                if (want == SOURCE_NETLINK)
+                        return log_error_errno(r_netlink, "The netlink event source was requested and is not available.");
+        }
+        r = manager_setup_scan(m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the /proc scan: %m");
+        m->source = SOURCE_SCAN;
+        if (asprintf(&m->source_reason, "periodic /proc scan every %" PRIu64 " ms%s",
+                     m->options.scan_interval_usec / 1000,
+                     want == SOURCE_SCAN ? " (requested)" : " (no BPF, no proc connector)") < 0)
+                return log_oom();
+        return 0;
+}
+
+/* ---- rules, reload, inotify ------------------------------------------- */
+
+static bool rule_errors_subset(const RuleSet *new, const RuleSet *old) {
+        for (size_t i = 0; i < new->n_errors; i++) {
+                bool found = false;
+
+                for (size_t j = 0; old && j < old->n_errors && !found; j++)
+                        found = streq_ptr(new->errors[i].file, old->errors[j].file) &&
+                                new->errors[i].line == old->errors[j].line &&
+                                streq_ptr(new->errors[i].message, old->errors[j].message);
+                if (!found)
+                        return false;
+        }
+        return true;
+}
+
+static void log_rule_errors(const RuleSet *s, int level) {
+        for (size_t i = 0; i < s->n_errors; i++) {
+                const RuleError *e = &s->errors[i];
+
+                if (e->file && e->line > 0)
+                        log_full_errno(level, 0, "%s:%u: %s", e->file, e->line, e->message);
+                else
+                        log_full_errno(level, 0, "%s: %s", e->file ?: "rules", e->message);
+        }
+}
+
+static int manager_resolve_profile(Manager *m, char **ret_name, char **ret_path) {
+        _cleanup_(freep) char *conf = NULL, *name = NULL, *path = NULL;
+        DaemonConfig dc = {};
+        int r;
+
+        *ret_name = *ret_path = NULL;
+        if (m->options.no_profile)
+                return 0;
+        if (m->options.profile)
+                name = strdup(m->options.profile);
+        else {
+                conf = path_join(m->options.root, LATNICE_DAEMON_CONF);
+                if (!conf)
+                        return -ENOMEM;
+                r = daemon_config_load(conf, &dc);
+                if (r < 0)
+                        return r;
+                if (dc.error)
+                        log_warning("%s, ignoring.", dc.error);
+                name = strdup(dc.profile ? dc.profile : LATNICE_DEFAULT_PROFILE);
+                daemon_config_done(&dc);
+        }
+        if (!name)
+                return -ENOMEM;
+        r = profile_find(m->options.root, m->options.profile_dir, name, &path);
+        if (r == -ENOENT || r == -EINVAL) {
+                if (asprintf(&path, "%s/%s.conf", m->options.profile_dir ?: LATNICE_PROFILE_DIR, name) < 0)
+                        return -ENOMEM;
+        } else if (r < 0)
+                return r;
+        *ret_name = TAKE_PTR(name);
+        *ret_path = TAKE_PTR(path);
+        return 0;
+}
+
+static int resolve_ids(char * const *values, bool group, uint32_t **ret, size_t *ret_n) {
+        _cleanup_(freep) uint32_t *v = NULL;
+        size_t n = 0;
+
+        for (char * const *i = values; i && *i; i++) {
+                uint64_t id;
+                uint32_t *nv;
+
+                if (safe_atou64(*i, &id) < 0 || id > UINT32_MAX) {
+                        struct passwd *pw;
+                        struct group *gr;
+
+                        /* A name that does not resolve cannot match a process now. */
+                        if (group) {
+                                gr = getgrnam(*i);
+                                if (!gr)
+                                        continue;
+                                id = gr->gr_gid;
+                        } else {
+                                pw = getpwnam(*i);
+                                if (!pw)
+                                        continue;
+                                id = pw->pw_uid;
+                        }
+                }
+                nv = reallocarray(v, n + 1, sizeof(uint32_t));
+                if (!nv)
+                        return -ENOMEM;
+                v = nv;
+                v[n++] = (uint32_t) id;
+        }
+        *ret = TAKE_PTR(v);
+        *ret_n = n;
+        return 0;
+}
+
+static int manager_apply_filter(Manager *m) {
+        _cleanup_(freep) uint32_t *uids = NULL, *gids = NULL;
+        size_t n_uids = 0, n_gids = 0;
+        FilterSpec f = {};
+        int r;
+
+        r = filter_spec_build(m->rules, LATNICE_FILTER_COMM_MAX, &f);
+        if (r < 0)
+                return log_oom();
+        /* XXX: unit patterns need cgroup ids from systemd; until those are known, let everything through. */
+        if (!f.pass_all && f.units) {
+                f.pass_all = true;
+                free(f.pass_all_reason);
+                f.pass_all_reason = strdup("rules match on Unit= only, which needs the cgroup ids of the units");
+        }
+        filter_spec_done(&m->filter);
+        m->filter = f;
+
+        m->needs_cgroup = m->needs_names = m->needs_parent = false;
+        for (size_t i = 0; i < m->rules->n_rules; i++) {
+                const Rule *rule = &m->rules->rules[i];
+
+                if (rule->match[MATCH_CGROUP] || rule->match[MATCH_UNIT] || rule->kind == RULE_UNIT)
+                        m->needs_cgroup = true;
+                if (rule->match[MATCH_PARENT])
+                        m->needs_parent = true;
+                for (MatchKey k = MATCH_USER; k <= MATCH_GROUP; k++)
+                        for (char **v = rule->match[k]; v && *v; v++) {
+                                uint64_t id;
+
+                                if (safe_atou64(*v, &id) < 0)
+                                        m->needs_names = true;
+                        }
+        }
+
+        if (!m->bpf)
+                return 0;
+        r = resolve_ids(m->filter.users, false, &uids, &n_uids);
+        if (r >= 0)
+                r = resolve_ids(m->filter.groups, true, &gids, &n_gids);
+        if (r < 0)
+                return log_oom();
+        r = exec_bpf_set_filter(m->bpf, &m->filter, uids, n_uids, gids, n_gids, NULL, 0);
+        if (r < 0)
+                log_warning_errno(r, "Failed to load the in-kernel prefilter, every exec wakes the daemon: %m");
+        else if (m->filter.pass_all)
+                log_notice("Prefilter off: %s. Every exec wakes the daemon.", m->filter.pass_all_reason);
+        else
+                log_info("Prefilter: %zu command names, %zu binary names, %zu parent names, %zu users, %zu groups.",
+                         m->filter.n_comm, m->filter.n_exe, m->filter.n_parent, n_uids, n_gids);
+        return 0;
+}
+
+int manager_reload(Manager *m, bool startup) {
+        _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        _cleanup_(freep) char *name = NULL, *path = NULL;
+        size_t active = 0;
+        int r;
+
+        r = manager_resolve_profile(m, &name, &path);
+        if (r < 0)
+                return log_error_errno(r, "Failed to resolve the profile: %m");
+        r = rule_set_load(m->options.root, name, path, &s);
+        if (r < 0)
+                return log_error_errno(r, "Failed to load rules: %m");
+
+        if (!startup && !rule_errors_subset(s, m->rules)) {
+                log_rule_errors(s, LOG_ERR);
+                log_error("Reload failed: the new rules have errors (above); keeping the %zu rules that were running.",
+                          m->rules ? m->rules->n_rules : 0);
+                return -EINVAL;
+        }
+        log_rule_errors(s, LOG_WARNING);
+        for (size_t i = 0; i < s->n_files; i++)
+                if (s->files[i].state == CONF_FILE_ACTIVE)
+                        active++;
+        if (s->n_rules == 0)
+                log_notice("No rules loaded (no files in %s, %s, %s%s): running with zero rules.",
+                           rule_dirs[0], rule_dirs[1], rule_dirs[2], name ? " and the profile" : "");
+        else
+                log_info("Loaded %zu rules from %zu files (profile %s), %zu errors.", s->n_rules, active,
+                         name ?: "none", s->n_errors);
+
+        rule_set_free(m->rules);
+        m->rules = TAKE_PTR(s);
+        free(m->profile);
+        m->profile = TAKE_PTR(name);
+        free(m->profile_path);
+        m->profile_path = TAKE_PTR(path);
+        (void) manager_apply_filter(m);
+        if (!startup) {
+                m->reloads++;
+                (void) manager_rescan(m, "rules reloaded");
+        }
+        manager_notify_status(m);
+        return 0;
+}
+
+int manager_set_profile(Manager *m, const char *name) {
+        _cleanup_(freep) char *path = NULL, *old = NULL;
+        int r;
+
+        if (!profile_name_valid(name))
+                return -EINVAL;
+        r = profile_find(m->options.root, m->options.profile_dir, name, &path);
+        if (r < 0)
+                return r;
+        old = m->options.profile;
+        m->options.profile = strdup(name);
+        if (!m->options.profile) {
+                m->options.profile = TAKE_PTR(old);
+                return -ENOMEM;
+        }
+        m->options.no_profile = false;
+        r = manager_reload(m, false);
+        if (r < 0) {
+                free(m->options.profile);
+                m->options.profile = TAKE_PTR(old);
+                return r;
+        }
+        log_info("Switched to profile %s.", name);
+        return 0;
+}
+
+static int manager_on_reload_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        log_info("Rule files changed, reloading.");
+        (void) manager_reload(m, false);
+        return 0;
+}
+
+static int manager_on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        bool relevant = false;
+        ssize_t n;
+        int r;
+
+        for (;;) {
+                n = read(fd, buf, sizeof(buf));
+                if (n <= 0)
+                        break;
+                for (char *p = buf; p < buf + n;) {
+                        struct inotify_event *ev = (struct inotify_event *) p;
+
+                        /* Parent directories are watched only for a latnice.d appearing. */
+                        if (ev->len == 0 || !(ev->mask & IN_ISDIR) || strcmp(ev->name, "latnice.d") == 0 ||
+                            strstr(ev->name, ".conf"))
+                                relevant = true;
+                        if (ev->mask & IN_Q_OVERFLOW)
+                                relevant = true;
+                        p += sizeof(struct inotify_event) + ev->len;
+                }
+        }
+        if (!relevant)
+                return 0;
+        /* Debounce: editors and package managers write in several steps. */
+        if (!m->reload_timer) {
+                r = sd_event_add_time_relative(m->event, &m->reload_timer, CLOCK_MONOTONIC, 200 * 1000, 10 * 1000,
+                                               manager_on_reload_timer, m);
+                if (r < 0)
+                        return log_warning_errno(r, "Failed to arm the reload timer: %m");
+                (void) sd_event_source_set_description(m->reload_timer, "reload-debounce");
+        } else
+                (void) sd_event_source_set_time_relative(m->reload_timer, 200 * 1000);
+        (void) sd_event_source_set_enabled(m->reload_timer, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static void add_watch(Manager *m, const char *path, uint32_t mask) {
+        if (inotify_add_watch(m->inotify_fd, path, mask) < 0 && errno != ENOENT)
+                log_debug_errno(-errno, "Cannot watch %s: %m", path);
+}
+
+static int manager_setup_inotify(Manager *m) {
+        const uint32_t dir_mask = IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_ATTRIB |
+                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+        int r;
+
+        m->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (m->inotify_fd < 0)
+                return log_warning_errno(-errno, "Cannot watch the rule directories, reload with SIGHUP: %m");
+        for (size_t i = 0; rule_dirs[i]; i++) {
+                _cleanup_(freep) char *d = path_join(m->options.root, rule_dirs[i]), *parent = NULL;
+                char *slash;
+
+                if (!d)
+                        return log_oom();
+                add_watch(m, d, dir_mask);
+                parent = strdup(d);
+                if (!parent)
+                        return log_oom();
+                slash = strrchr(parent, '/');
+                if (slash && slash != parent) {
+                        *slash = 0;
+                        add_watch(m, parent, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+                }
+        }
+        {
+                _cleanup_(freep) char *conf = path_join(m->options.root, LATNICE_DAEMON_CONF);
+                char *slash = conf ? strrchr(conf, '/') : NULL;
+
+                if (slash) {
+                        *slash = 0;
+                        add_watch(m, conf, dir_mask);
+                }
+        }
+        if (m->profile_path) {
+                _cleanup_(freep) char *d = strdup(m->profile_path);
+                char *slash = d ? strrchr(d, '/') : NULL;
+
+                if (slash) {
+                        *slash = 0;
+                        add_watch(m, d, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ONLYDIR);
+                }
+        }
+        r = sd_event_add_io(m->event, &m->inotify_event_source, m->inotify_fd, EPOLLIN, manager_on_inotify, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch rule directories: %m");
+        (void) sd_event_source_set_description(m->inotify_event_source, "rule-dirs");
+        return 0;
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+static int manager_on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        if (si->ssi_signo == SIGHUP) {
+                log_info("SIGHUP: reloading.");
+                (void) sd_notify(false, "RELOADING=1");
+                (void) manager_reload(m, false);
+                (void) sd_notify(false, "READY=1");
+                return 0;
+        }
+        log_info("Received %s, exiting.", strsignal((int) si->ssi_signo));
+        (void) sd_notify(false, "STOPPING=1");
+        return sd_event_exit(m->event, 0);
+}
+
+int manager_new(const ManagerOptions *o, Manager **ret) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        long tck;
+        int r;
+
+        m = calloc(1, sizeof(Manager));
+        if (!m)
+                return -ENOMEM;
+        m->proc_fd = m->cgroup2_fd = m->netlink_fd = m->inotify_fd = -1;
+        m->options = *o;
+        m->options.root = m->options.profile = m->options.profile_dir = NULL;
+        if (strdup_opt(o->root, &m->options.root) < 0 || strdup_opt(o->profile, &m->options.profile) < 0 ||
+            strdup_opt(o->profile_dir, &m->options.profile_dir) < 0)
+                return -ENOMEM;
+        if (m->options.scan_interval_usec == 0)
+                m->options.scan_interval_usec = 1000 * 1000;
+
+        tck = sysconf(_SC_CLK_TCK);
+        m->ns_per_tick = tck > 0 ? 1000000000ULL / (uint64_t) tck : 10000000ULL;
+
+        m->applied = applied_table_new();
+        if (!m->applied)
+                return -ENOMEM;
+        m->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (m->proc_fd < 0)
+                return -errno;
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return r;
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                return r;
+        for (int sig = 0, sigs[] = { SIGTERM, SIGINT, SIGHUP }; sig < 3; sig++) {
+                r = sd_event_add_signal(m->event, NULL, sigs[sig], manager_on_signal, m);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int manager_start(Manager *m) {
+        int r;
+
+        sched_probe("/sys/kernel/btf/vmlinux", &m->probe);
+        log_info("Scheduler backend %s: %s", backend_to_string(m->probe.backend), m->probe.reason);
+        if (m->probe.backend == BACKEND_NONE)
+                log_warning("This kernel has neither latency nice nor custom slices: latniced will report what "
+                            "it would apply, and apply nothing.");
+
+        /* The mechanism we apply, on ourselves: our wakeup should preempt the task that just exec'd. */
+        if (m->probe.backend != BACKEND_NONE) {
+                r = sched_thread_set(&m->probe, (pid_t) syscall(SYS_gettid), LATNICE_MIN, NULL);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot shorten our own slice, ignoring: %m");
+        }
+
+        r = find_cgroup2(m);
+        if (r < 0)
+                log_debug_errno(r, "No cgroup2 mount found, cgroup ids resolve through /proc: %m");
+
+        r = manager_reload(m, true);
+        if (r < 0)
+                return r;
+
+        r = manager_setup_source(m);
+        if (r < 0)
+                return r;
+        log_info("Event source %s: %s", source_kind_to_string(m->source), m->source_reason);
+        (void) manager_apply_filter(m);
+
+        /* After the source is live, so that nothing starting meanwhile is missed. */
+        r = manager_scan(m, true);
+        if (r < 0)
+                return r;
+        (void) manager_setup_inotify(m);
+
+        m->ready = true;
+        (void) sd_notify(false, "READY=1");
+        manager_notify_status(m);
+        log_info("Ready: %zu processes applied at start.", applied_table_size(m->applied));
+        return 0;
+}
+
+int manager_run(Manager *m) {
+        int r;
+
+        r = sd_event_loop(m->event);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+
+        if (m->options.keep_on_exit) {
+                log_info("Keeping the values of %zu processes (--keep-on-exit).", applied_table_size(m->applied));
+                return 0;
+        }
+        {
+                size_t i = 0, n = 0;
+                AppliedProcess *e;
+
+                while ((e = applied_table_next(m->applied, &i))) {
+                        if (applied_restore(&m->probe, m->proc_fd, e) > 0)
+                                n++;
+                }
+                log_info("Restored the previous values of %zu processes.", n);
+        }
+        return 0;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* latniced's state and event sources. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "applied.h"
+#include "exec-bpf.h"
+#include "filter.h"
+#include "rules.h"
+#include "sched.h"
+
+typedef enum SourceKind {
+        SOURCE_BPF,
+        SOURCE_NETLINK,
+        SOURCE_SCAN,
+        _SOURCE_MAX,
+        SOURCE_AUTO = -1,
+} SourceKind;
+
+const char *source_kind_to_string(SourceKind k);
+SourceKind source_kind_from_string(const char *s);
+
+typedef struct ManagerOptions {
+        char *root;          /* rule tree prefix, NULL for / */
+        char *profile;       /* --profile: overrides latniced.conf */
+        char *profile_dir;   /* searched first */
+        bool no_profile;
+        bool dry_run;
+        bool keep_on_exit;
+        SourceKind source;
+        size_t ringbuf_size;
+        uint64_t scan_interval_usec;
+        bool force_tracepoint;
+        bool no_bus;
+} ManagerOptions;
+
+typedef struct ScanEntry {
+        pid_t pid;
+        uint64_t start_time;
+} ScanEntry;
+
+typedef struct UidName {
+        uint32_t id;
+        char *name;
+} UidName;
+
+typedef struct Manager {
+        sd_event *event;
+        sd_bus *bus;
+        ManagerOptions options;
+
+        char *profile;       /* active profile name, NULL for none */
+        char *profile_path;
+        RuleSet *rules;
+        FilterSpec filter;
+        bool needs_cgroup;   /* some rule matches on cgroup or unit */
+        bool needs_names;    /* some rule matches User=/Group= by name */
+        bool needs_parent;
+
+        SchedProbe probe;
+        AppliedTable *applied;
+        int proc_fd;
+        int cgroup2_fd;      /* for cgroup id -> path */
+        char *cgroup2_path;
+        uint64_t ns_per_tick;
+
+        SourceKind source;
+        char *source_reason;
+        ExecBpf *bpf;
+        sd_event_source *bpf_event_source;
+        int netlink_fd;
+        sd_event_source *netlink_event_source;
+        sd_event_source *scan_timer;
+        ScanEntry *scan_prev;
+        size_t n_scan_prev;
+        sd_event_source *rescan_defer;
+
+        int inotify_fd;
+        sd_event_source *inotify_event_source;
+        sd_event_source *reload_timer;
+
+        UidName name_cache[16];
+        unsigned name_cache_next;
+
+        /* counters, exported on D-Bus */
+        uint64_t events_seen;
+        uint64_t events_lost;
+        uint64_t tasks_applied;
+        uint64_t apply_errors;
+        uint64_t rescans;
+        uint64_t reloads;
+        bool ready;
+} Manager;
+
+int manager_new(const ManagerOptions *o, Manager **ret);
+Manager *manager_free(Manager *m);
+static inline void manager_freep(Manager **m) {
+        manager_free(*m);
+}
+
+int manager_start(Manager *m);
+int manager_run(Manager *m);
+
+/* Reloads latniced.conf and the rules; a reload that adds errors keeps the running rules. */
+int manager_reload(Manager *m, bool startup);
+/* Switches the active profile at run time; -ENOENT if there is no such profile. */
+int manager_set_profile(Manager *m, const char *name);
+/* Re-evaluates every running process against the rules. */
+int manager_rescan(Manager *m, const char *why);

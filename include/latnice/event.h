@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The record latniced's BPF program sends through its ring buffer, and the
+ * keys of its prefilter maps. Shared by daemon/bpf/exec.bpf.c and user space:
+ * an event carries everything a rule can match on, because a short-lived
+ * process is gone before /proc could be read.
+ */
+#pragma once
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define LATNICE_COMM_LEN 16
+#define LATNICE_EXE_LEN 256
+#define LATNICE_EXE_BASE_LEN 32
+#define LATNICE_ARGS_LEN 512
+
+enum latnice_event_type {
+        LATNICE_EVENT_EXEC = 1,
+        LATNICE_EVENT_EXIT = 2,
+};
+
+enum latnice_event_flags {
+        LATNICE_EVENT_F_ARGS = 1 << 0,       /* args[] holds NUL-separated argv words */
+        LATNICE_EVENT_F_ARGS_TRUNC = 1 << 1, /* argv was longer than LATNICE_ARGS_LEN */
+        LATNICE_EVENT_F_EXE_TRUNC = 1 << 2,
+};
+
+struct latnice_event {
+        __u32 type;
+        __u32 flags;
+        __u32 pid;  /* thread group id, in latniced's pid namespace */
+        __u32 tid;
+        __u32 ppid; /* 0 when latniced runs in a child pid namespace */
+        __u32 uid;
+        __u32 gid;
+        __u32 args_len;
+        __u64 start_boottime; /* ns since boot: /proc/PID/stat field 22 * (1e9 / USER_HZ) */
+        __u64 cgroup_id;      /* cgroup v2 id (inode of its directory) */
+        __u64 ktime;          /* bpf_ktime_get_ns() when the exec finished */
+        char comm[LATNICE_COMM_LEN];
+        char parent_comm[LATNICE_COMM_LEN];
+        char exe_base[LATNICE_EXE_BASE_LEN]; /* file name of the binary that runs (mm->exe_file) */
+        char exe[LATNICE_EXE_LEN];           /* path passed to execve() (bprm->filename) */
+        char args[LATNICE_ARGS_LEN];
+};
+
+/* Prefilter keys: LPM tries over names, so exact names and "prefix*" globs both fit. */
+struct latnice_comm_key {
+        __u32 prefixlen; /* in bits */
+        char name[LATNICE_COMM_LEN];
+};
+
+struct latnice_exe_key {
+        __u32 prefixlen;
+        char name[LATNICE_EXE_BASE_LEN];
+};
+
+/* Which prefilter maps have entries (the BPF program's filter_flags). */
+enum latnice_filter_flags {
+        LATNICE_FILTER_F_COMM = 1 << 0,
+        LATNICE_FILTER_F_EXE = 1 << 1,
+        LATNICE_FILTER_F_PARENT = 1 << 2,
+        LATNICE_FILTER_F_UID = 1 << 3,
+        LATNICE_FILTER_F_GID = 1 << 4,
+        LATNICE_FILTER_F_CGROUP = 1 << 5,
+};
+
+#define LATNICE_FILTER_COMM_MAX 4096
+#define LATNICE_FILTER_EXE_MAX 4096
+#define LATNICE_FILTER_PARENT_MAX 1024
+#define LATNICE_FILTER_ID_MAX 256
+#define LATNICE_FILTER_CGROUP_MAX 1024
+#define LATNICE_CGROUP_LEVELS 8
+#define LATNICE_TRACKED_MAX 65536
