@@ -388,9 +388,10 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-echo "LNTEST BEGIN series=@SERIES@ kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+echo "LNTEST BEGIN series=@SERIES@ kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo) clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource) available=$(cat /sys/devices/system/clocksource/clocksource0/available_clocksource | tr ' ' ,)"
 /bin/lntest --series @SERIES@
 if [ "@BENCH@" = 1 ]; then
+    echo "LNTEST INFO bench clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
     /bin/lnbench @BENCH_ARGS@
 fi
 if [ -x /usr/bin/latniced ]; then
@@ -551,6 +552,8 @@ def main():
                     help="keep the run directory (initramfs, console log) after success")
     ap.add_argument("--allow-offset", action="store_true",
                     help="accept hunks that apply at an offset (another Debian revision)")
+    ap.add_argument("--kernel", help="boot this bzImage instead of building one "
+                    "(it must carry the series)")
     ap.add_argument("-v", "--verbose", action="store_true", help="echo the whole console")
     args = ap.parse_args()
     if args.timeout is None:
@@ -579,7 +582,7 @@ def main():
             fcntl.flock(lock, fcntl.LOCK_EX)
         except ImportError:
             pass
-        image = build_kernel(args.series, args, work, timings)
+        image = args.kernel or build_kernel(args.series, args, work, timings)
         rundir = os.path.join(work, "run")
         if os.path.exists(rundir):
             shutil.rmtree(rundir)

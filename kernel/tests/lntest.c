@@ -668,9 +668,10 @@ static int t_cgroup_v1(void)
 	int r;
 
 	mkdir(mnt, 0755);
-	if (mount("cgroup", mnt, "cgroup", 0, "cpu") < 0) {
-		snprintf(why, sizeof(why), "mount -t cgroup -o cpu: %m");
-		return -1;
+	for (int i = 0; mount("cgroup", mnt, "cgroup", 0, "cpu") < 0; i++) {
+		/* EBUSY while the controller is still bound to cgroup2 */
+		CHECK(i < 50 && errno == EBUSY, "mount -t cgroup -o cpu: %m");
+		usleep(100000);
 	}
 	/* The root group has no entity: the knob is absent or refuses writes. */
 	snprintf(path, sizeof(path), "%s/cpu.latency", mnt);
@@ -685,6 +686,8 @@ static int t_cgroup_v1(void)
 	CHECK(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s: %m", path);
 	r = check_knob(path, "cpu.latency", 0, 39, 20);
 	rmdir(path);
+	/* Let the removed group go, or the hierarchy survives the umount. */
+	usleep(300000);
 	umount(mnt);
 	return r;
 }
@@ -703,7 +706,15 @@ static int t_cgroup_v2(void)
 	snprintf(path, sizeof(path), "%s/cpu.latency.nice", mnt);
 	CHECK(access(path, F_OK) < 0, "cpu.latency.nice exists on the root group");
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", mnt);
-	CHECK(write_file(path, "+cpu") == 0, "enable +cpu in %s: %m", path);
+	/*
+	 * The cpu controller comes back from the v1 hierarchy unmounted
+	 * above only once that hierarchy is gone, which is asynchronous.
+	 */
+	for (int i = 0; write_file(path, "+cpu") < 0; i++) {
+		CHECK(i < 30 && (errno == ENOENT || errno == EBUSY),
+		      "enable +cpu in %s: %m", path);
+		usleep(100000);
+	}
 	snprintf(path, sizeof(path), "%s/lntest", mnt);
 	CHECK(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s: %m", path);
 	r = check_knob(path, "cpu.latency.nice", -20, 19, 0);
@@ -750,8 +761,9 @@ static const struct {
 	{ "unprivileged", t_unprivileged },
 	{ "proc-sched", t_proc_sched },
 	{ "eevdf-slice", t_slice },
-	{ "cgroup-v1-cpu.latency", t_cgroup_v1 },
+	/* v2 first: a v1 hierarchy may outlive its umount and keep "cpu" */
 	{ "cgroup-v2-cpu.latency.nice", t_cgroup_v2 },
+	{ "cgroup-v1-cpu.latency", t_cgroup_v1 },
 };
 
 int main(int argc, char **argv)
