@@ -41,3 +41,6 @@ bool ctl_want_help(int argc, char **argv, const char *usage);
 int verb_check(Ctl *ctl, int argc, char **argv);
 int verb_cat_config(Ctl *ctl, int argc, char **argv);
 int verb_explain(Ctl *ctl, int argc, char **argv);
+int verb_run(Ctl *ctl, int argc, char **argv);
+int verb_get(Ctl *ctl, int argc, char **argv);
+int verb_set(Ctl *ctl, int argc, char **argv);

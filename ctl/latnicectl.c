@@ -11,6 +11,9 @@ static const Verb verbs[] = {
         { "check", verb_check, "validate rule files, print file:line errors" },
         { "cat-config", verb_cat_config, "show the effective rule files in order" },
         { "explain", verb_explain, "show which rule applies to a process and why" },
+        { "run", verb_run, "run a command with a latency nice value" },
+        { "get", verb_get, "show the latency nice of every thread of processes" },
+        { "set", verb_set, "set latency nice on every thread of running processes" },
 };
 
 static void help(void) {

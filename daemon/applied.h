@@ -33,7 +33,9 @@ static inline void applied_table_freep(AppliedTable **t) {
         applied_table_free(*t);
 }
 
-/* Inserts or replaces (copies e, takes ownership of e->rule and e->rule_name). */
+/* Inserts or replaces (copies e, takes ownership of e->rule and e->rule_name:
+ * on success they are set to NULL in e; on failure e is untouched and still
+ * the caller's). Pointers from get/next stay valid until the next put/remove. */
 int applied_table_put(AppliedTable *t, AppliedProcess *e);
 AppliedProcess *applied_table_get(AppliedTable *t, pid_t pid);
 /* Removes and frees. */

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -44,8 +45,14 @@ int sched_btf_has_latency_field(const char *btf_path);
 
 /* slice(ln) = clamp(base * 1024 / weight(ln), 0.1 ms, 100 ms); 0 for ln 0 ("no custom slice"). */
 uint64_t latnice_to_slice_ns(int latency_nice, uint64_t base_slice_ns);
-/* The inverse, to the nearest value; 0 for slice 0. */
+/* The inverse, to the nearest value; 0 for slice 0. Where clamping maps
+ * several values to one slice, the one closest to 0. */
 int latnice_from_slice_ns(uint64_t slice_ns, uint64_t base_slice_ns);
+/* All values that map to this slice (lo == hi unless clamped), for display. */
+void latnice_range_from_slice_ns(uint64_t slice_ns, uint64_t base_slice_ns, int *ret_lo, int *ret_hi);
+
+/* "other", "fifo", "rr", "batch", "idle", "deadline", "ext", "unknown". */
+const char *sched_policy_to_string(unsigned policy);
 
 typedef struct ThreadSched {
         struct latnice_sched_attr attr; /* as read */
@@ -64,10 +71,14 @@ int sched_thread_get(const SchedProbe *p, pid_t tid, ThreadSched *ret);
  * ret_before (optional) receives the thread's state before the change.
  */
 int sched_thread_set(const SchedProbe *p, pid_t tid, int latency_nice, ThreadSched *ret_before);
+/* The same with a raw value (sched_raw_value()/sched_thread_raw() terms), e.g.
+ * to put back a slice that is not on the latency-nice grid. */
+int sched_thread_set_raw(const SchedProbe *p, pid_t tid, uint64_t raw, ThreadSched *ret_before);
 
-/* Raw value a backend writes for a latency nice, to detect later foreign changes. */
+/* Raw value a backend writes for a latency nice, to detect later foreign changes:
+ * eevdf-slice: the slice in ns, 0 = default slice; latency-nice: ln + 20. */
 uint64_t sched_raw_value(const SchedProbe *p, int latency_nice);
-/* Raw value currently in a ThreadSched. */
+/* Raw value currently in a ThreadSched (the default slice reads as 0; 0 for realtime on eevdf-slice). */
 uint64_t sched_thread_raw(const SchedProbe *p, const ThreadSched *t);
 
 typedef struct ApplyResult {
@@ -92,7 +103,23 @@ typedef struct ApplyResult {
  * fresh_exec: the caller saw the exec a moment ago, so the process almost
  * surely has one thread: set it first, then read /proc/PID/stat once
  * (start time check and thread count) and list threads only if there are
- * more. Threads created after the set inherit the value.
+ * more. Threads created after the set inherit the value. If the start time
+ * does not match after the set, the old value is put back and -ESRCH
+ * returned.
+ *
+ * Kernel threads are refused with -EPERM; -EINVAL for a value out of
+ * range, -EOPNOTSUPP on backend none. n_foreign is left to the caller
+ * (Override= is a rule's business).
  */
 int sched_apply_process(const SchedProbe *p, int proc_fd, pid_t pid, uint64_t start_time, int latency_nice,
                         ThreadsMode mode, bool fresh_exec, ApplyResult *ret);
+
+/*
+ * Calls f for every thread in /proc/PID/task (pid_dir_fd: an open /proc/PID),
+ * except the tids in skip, re-listing until a listing shows nothing new: a
+ * thread made during the walk by a thread not yet visited is still visited.
+ * f returning < 0 stops the walk with that value. -EAGAIN if threads kept
+ * appearing for too many rounds, -ESRCH if the process is gone.
+ */
+typedef int (*SchedThreadFunc)(pid_t tid, void *userdata);
+int sched_walk_threads(int pid_dir_fd, const pid_t *skip, size_t n_skip, SchedThreadFunc f, void *userdata);
