@@ -78,6 +78,15 @@ Description=lntest Type=notify test service
 Type=notify
 ExecStart=$PY -c 'import os, socket, time; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.connect(os.environ["NOTIFY_SOCKET"]); s.send(b"STATUS=lntest up"); s.send(b"READY=1"); time.sleep(3600)'
 EOF
+# ... and the shell way, which needs NotifyAccess=all
+cat > "$WORK/units/lntest-shnotify.service" <<'EOF'
+[Unit]
+Description=lntest Type=notify shell service
+[Service]
+Type=notify
+NotifyAccess=all
+ExecStart=/bin/sh -c 'systemd-notify --ready --status="shell up"; exec sleep 3600'
+EOF
 # Type=dbus: can only become active if the extra policy lets it own its name.
 cat > "$WORK/units/lntest-busname.service" <<EOF
 [Unit]
@@ -168,12 +177,14 @@ busver() { in_ busctl call org.freedesktop.systemd1 /org/freedesktop/systemd1 \
 check "busctl reaches systemd on the system bus" busver
 check "a Type=notify unit from the unit dir starts" in_ systemctl start lntest-notify.service
 check "its READY/STATUS arrived" [ "$(in_ systemctl show -P StatusText lntest-notify.service)" = "lntest up" ]
+check "a Type=notify shell service using systemd-notify starts" in_ systemctl start lntest-shnotify.service
+check "its STATUS arrived" [ "$(in_ systemctl show -P StatusText lntest-shnotify.service)" = "shell up" ]
 check "a Type=dbus unit owns a name allowed by the extra policy" in_ systemctl start lntest-busname.service
 check "busctl sees the name" in_ busctl status org.lntest.Smoke
 
 check "systemctl daemon-reexec" in_ systemctl daemon-reexec
 check "running again after reexec" eventually 10 in_ sh -c 'case $(systemctl is-system-running) in running|degraded) ;; *) exit 1;; esac'
-check "units survive reexec" in_ systemctl is-active -q x.service lntest-notify.service
+check "units survive reexec" in_ systemctl is-active -q x.service lntest-notify.service lntest-shnotify.service
 check "systemctl restart dbus" in_ systemctl restart dbus.service
 check "systemd is back on the bus after the restart" eventually 10 busver
 check "the service gets its name back after the restart" \
