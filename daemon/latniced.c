@@ -31,6 +31,7 @@ static void help(void) {
                "     --ringbuf-size=N    BPF ring buffer bytes (power of two)\n"
                "     --scan-interval=MS  period of the proc-scan source\n"
                "     --no-bus            do not connect to the system bus\n"
+               "     --no-realtime       handle exec events as a normal task, not SCHED_FIFO\n"
                "     --log-level=LEVEL   err, warning, notice, info (default), debug\n",
                LATNICE_VENDOR_RULE_DIR);
 }
@@ -49,6 +50,7 @@ static int parse_argv(int argc, char **argv) {
                 ARG_RINGBUF_SIZE,
                 ARG_SCAN_INTERVAL,
                 ARG_NO_BUS,
+                ARG_NO_REALTIME,
                 ARG_LOG_LEVEL,
         };
         static const struct option options[] = {
@@ -65,6 +67,7 @@ static int parse_argv(int argc, char **argv) {
                 { "ringbuf-size", required_argument, NULL, ARG_RINGBUF_SIZE },
                 { "scan-interval", required_argument, NULL, ARG_SCAN_INTERVAL },
                 { "no-bus", no_argument, NULL, ARG_NO_BUS },
+                { "no-realtime", no_argument, NULL, ARG_NO_REALTIME },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 {}
         };
@@ -122,6 +125,9 @@ static int parse_argv(int argc, char **argv) {
                         break;
                 case ARG_NO_BUS:
                         arg_options.no_bus = true;
+                        break;
+                case ARG_NO_REALTIME:
+                        arg_options.no_realtime = true;
                         break;
                 case ARG_LOG_LEVEL:
                         l = log_level_from_string(optarg);

@@ -9,9 +9,11 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -68,6 +70,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->bpf_event_source);
         exec_bpf_free(m->bpf);
         free(m->source_reason);
+        free(m->latency_ring);
         for (size_t i = 0; i < ELEMENTSOF(m->name_cache); i++)
                 free(m->name_cache[i].name);
         if (m->cgroup2_fd >= 0)
@@ -174,6 +177,46 @@ static void manager_notify_status(Manager *m) {
                           m->rules ? m->rules->n_rules : 0, m->profile ?: "no profile",
                           applied_table_size(m->applied), source_kind_to_string(m->source),
                           backend_to_string(m->probe.backend));
+}
+
+/* ---- our own scheduling ----------------------------------------------- */
+
+/*
+ * A matched program must get its value before it reaches main(), i.e. within
+ * the few hundred microseconds its dynamic loader takes. Our wakeup after an
+ * exec event lands on a busy CPU more often than not, and only a realtime
+ * wakeup preempts for sure: measured here, a short custom slice leaves the
+ * p99 exec->applied latency at ~2.5 ms, SCHED_FIFO 1 brings it to ~0.2 ms.
+ * The handler is short (one match, a few syscalls) and the in-kernel
+ * prefilter keeps unmatched execs away; bulk work (a /proc walk) runs as a
+ * normal task so it can never hog a CPU.
+ */
+static void manager_set_realtime(Manager *m, bool on) {
+        struct sched_param sp = { .sched_priority = on ? 1 : 0 };
+
+        if (!m->realtime)
+                return;
+        if (sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) < 0)
+                log_debug_errno(-errno, "Failed to switch to %s: %m", on ? "SCHED_FIFO" : "SCHED_OTHER");
+        else if (!on && m->probe.backend != BACKEND_NONE)
+                /* Back to normal, with the shortest slice: the mechanism we apply, on ourselves. */
+                (void) sched_thread_set(&m->probe, (pid_t) syscall(SYS_gettid), LATNICE_MIN, NULL);
+}
+
+static void manager_setup_realtime(Manager *m) {
+        struct sched_param sp = { .sched_priority = 1 };
+
+        if (m->probe.backend != BACKEND_NONE)
+                (void) sched_thread_set(&m->probe, (pid_t) syscall(SYS_gettid), LATNICE_MIN, NULL);
+        if (m->options.no_realtime)
+                return;
+        if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
+                log_notice_errno(-errno, "Cannot run at SCHED_FIFO (%m); values may be set after a program "
+                                 "started rather than before.");
+                return;
+        }
+        m->realtime = true;
+        log_info("Handling exec events at SCHED_FIFO priority 1, bulk work at SCHED_OTHER.");
 }
 
 /* ---- deciding and applying ------------------------------------------- */
@@ -426,7 +469,15 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 }
                 t.cgroup = cgroup;
         }
-        (void) manager_decide(m, &t, start, true);
+        if (manager_decide(m, &t, start, true) > 0 && m->latency_ring) {
+                struct timespec ts;
+                uint64_t now, d;
+
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                now = (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+                d = now > ev->ktime ? now - ev->ktime : 0;
+                m->latency_ring[m->latency_n++ % LATENCY_RING] = d > UINT32_MAX ? UINT32_MAX : (uint32_t) d;
+        }
         return 0;
 }
 
@@ -500,7 +551,18 @@ static bool scan_prev_has(Manager *m, const ScanEntry *e) {
  * loss). all=false (the periodic scan source): only processes not seen in
  * the previous walk.
  */
+static int manager_scan_internal(Manager *m, bool all);
+
 static int manager_scan(Manager *m, bool all) {
+        int r;
+
+        manager_set_realtime(m, false);
+        r = manager_scan_internal(m, all);
+        manager_set_realtime(m, true);
+        return r;
+}
+
+static int manager_scan_internal(Manager *m, bool all) {
         _cleanup_(freep) pid_t *pids = NULL;
         _cleanup_(freep) ScanEntry *now = NULL;
         size_t n_now = 0;
@@ -1057,7 +1119,8 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         m->ns_per_tick = tck > 0 ? 1000000000ULL / (uint64_t) tck : 10000000ULL;
 
         m->applied = applied_table_new();
-        if (!m->applied)
+        m->latency_ring = calloc(LATENCY_RING, sizeof(uint32_t));
+        if (!m->applied || !m->latency_ring)
                 return -ENOMEM;
         m->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (m->proc_fd < 0)
@@ -1087,12 +1150,7 @@ int manager_start(Manager *m) {
                 log_warning("This kernel has neither latency nice nor custom slices: latniced will report what "
                             "it would apply, and apply nothing.");
 
-        /* The mechanism we apply, on ourselves: our wakeup should preempt the task that just exec'd. */
-        if (m->probe.backend != BACKEND_NONE) {
-                r = sched_thread_set(&m->probe, (pid_t) syscall(SYS_gettid), LATNICE_MIN, NULL);
-                if (r < 0)
-                        log_debug_errno(r, "Cannot shorten our own slice, ignoring: %m");
-        }
+        manager_setup_realtime(m);
 
         r = find_cgroup2(m);
         if (r < 0)
@@ -1114,11 +1172,32 @@ int manager_start(Manager *m) {
                 return r;
         (void) manager_setup_inotify(m);
 
+        /* Start-up parsed kernel BTF and /proc: give that memory back. */
+        (void) malloc_trim(0);
+
         m->ready = true;
         (void) sd_notify(false, "READY=1");
         manager_notify_status(m);
         log_info("Ready: %zu processes applied at start.", applied_table_size(m->applied));
         return 0;
+}
+
+static int compare_u32(const void *a, const void *b) {
+        uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* exec -> applied percentiles, measured with the kernel's own exec timestamp. */
+static void manager_log_latency(Manager *m) {
+        size_t n = m->latency_n < LATENCY_RING ? m->latency_n : LATENCY_RING;
+
+        if (n == 0)
+                return;
+        qsort(m->latency_ring, n, sizeof(uint32_t), compare_u32);
+        log_notice("exec->applied over the last %zu matched execs: p50 %u us, p90 %u us, p99 %u us, max %u us.", n,
+                 m->latency_ring[n / 2] / 1000, m->latency_ring[n * 9 / 10] / 1000,
+                 m->latency_ring[n * 99 / 100] / 1000, m->latency_ring[n - 1] / 1000);
 }
 
 int manager_run(Manager *m) {
@@ -1127,6 +1206,7 @@ int manager_run(Manager *m) {
         r = sd_event_loop(m->event);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
+        manager_log_latency(m);
 
         if (m->options.keep_on_exit) {
                 log_info("Keeping the values of %zu processes (--keep-on-exit).", applied_table_size(m->applied));

@@ -36,6 +36,7 @@ typedef struct ManagerOptions {
         uint64_t scan_interval_usec;
         bool force_tracepoint;
         bool no_bus;
+        bool no_realtime;
 } ManagerOptions;
 
 typedef struct ScanEntry {
@@ -94,7 +95,14 @@ typedef struct Manager {
         uint64_t rescans;
         uint64_t reloads;
         bool ready;
+        bool realtime;       /* running SCHED_FIFO between bulk work */
+
+        /* exec -> value set, in ns, for the last LATENCY_RING matched execs (BPF source) */
+        uint32_t *latency_ring;
+        size_t latency_n;
 } Manager;
+
+#define LATENCY_RING 4096
 
 int manager_new(const ManagerOptions *o, Manager **ret);
 Manager *manager_free(Manager *m);
