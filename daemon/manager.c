@@ -21,6 +21,8 @@
 
 #include "exec-netlink.h"
 #include "log.h"
+#include "manager-bus.h"
+#include "manager-units.h"
 #include "manager.h"
 #include "match.h"
 #include "proc.h"
@@ -57,6 +59,10 @@ static void options_done(ManagerOptions *o) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        manager_units_on_disconnected(m);
+        manager_bus_on_disconnected(m);
+        manager_units_free(m);
+        sd_event_source_unref(m->bus_retry_timer);
         sd_event_source_unref(m->reload_timer);
         sd_event_source_unref(m->inotify_event_source);
         if (m->inotify_fd >= 0)
@@ -241,16 +247,98 @@ static void manager_restore(Manager *m, AppliedProcess *e, const char *why) {
                 log_info("%s[%d]: restored LatencyNice=%d (%s).", e->comm, (int) e->pid, e->before, why);
 }
 
-/*
- * One decision for one process. fresh_exec: the exec just happened, so the
- * value the process carries is inherited, not chosen for this program: apply.
- * Otherwise a value that is neither default nor ours is foreign and only
- * replaced with Override=yes.
- */
-static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec) {
+int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec) {
         AppliedProcess *e = applied_table_get(m->applied, t->pid);
         ThreadSched before = {};
         ApplyResult res = {};
+        int r;
+
+        if (e && e->latency_nice == q->latency_nice && e->via_unit == q->via_unit &&
+            (!q->override || applied_is_ours(&m->probe, m->proc_fd, e) != 0))
+                return 0;
+
+        if (m->probe.backend == BACKEND_NONE || m->options.dry_run) {
+                log_info("%s[%d]: would set LatencyNice=%d from %s (%s).", t->comm, (int) t->pid, q->latency_nice,
+                         q->ref, m->options.dry_run ? "dry run" : "kernel has no backend");
+                return 0;
+        }
+
+        r = sched_thread_get(&m->probe, t->pid, &before);
+        if (r == -ESRCH) {
+                log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
+                return 0;
+        }
+        if (r < 0)
+                return log_warning_errno(r, "Failed to read %s[%d]: %m", t->comm, (int) t->pid);
+
+        if (!fresh_exec && !q->override && before.latency_nice != 0 &&
+            (!e || sched_thread_raw(&m->probe, &before) != e->raw)) {
+                log_info("%s[%d]: has LatencyNice=%d set by somebody else; %s wants %d, leaving it (Override=no).",
+                         t->comm, (int) t->pid, before.latency_nice, q->ref, q->latency_nice);
+                return 0;
+        }
+
+        r = sched_apply_process(&m->probe, m->proc_fd, t->pid, start_time, q->latency_nice, q->threads, fresh_exec,
+                                &res);
+        if (r == -ESRCH) {
+                log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
+                return 0;
+        }
+        if (r < 0) {
+                m->apply_errors++;
+                return log_warning_errno(r, "Failed to set LatencyNice=%d on %s[%d] (%s): %m", q->latency_nice,
+                                         t->comm, (int) t->pid, q->ref);
+        }
+        m->tasks_applied += res.n_applied;
+
+        {
+                AppliedProcess n = {
+                        .pid = t->pid,
+                        .start_time = start_time,
+                        .latency_nice = q->latency_nice,
+                        .raw = sched_raw_value(&m->probe, q->latency_nice),
+                        .before = e ? e->before : before.latency_nice,
+                        .before_raw = e ? e->before_raw : sched_thread_raw(&m->probe, &before),
+                        .rule = strdup(q->ref),
+                        .rule_name = strdup(q->rule_name),
+                        .via_unit = q->via_unit,
+                };
+
+                snprintf(n.comm, sizeof(n.comm), "%s", t->comm ?: "");
+                if (!n.rule || !n.rule_name) {
+                        free(n.rule);
+                        free(n.rule_name);
+                        return log_oom();
+                }
+                r = applied_table_put(m->applied, &n);
+                if (r < 0)
+                        return log_oom();
+        }
+        if (m->bpf)
+                (void) exec_bpf_track(m->bpf, t->pid, true);
+        manager_bus_emit_applied(m, t->pid, t->comm, q->latency_nice, q->rule_name);
+
+        if (res.n_realtime > 0 || res.n_foreign > 0 || res.n_failed > 0)
+                log_info("%s[%d]: LatencyNice=%d from %s on %u of %u threads (%u realtime, %u foreign, %u failed%s%s).",
+                         t->comm, (int) t->pid, q->latency_nice, q->ref, res.n_applied, res.n_threads,
+                         res.n_realtime, res.n_foreign, res.n_failed, res.first_error ? ": " : "",
+                         res.first_error ? strerror(-res.first_error) : "");
+        else
+                log_info("%s[%d]: LatencyNice=%d from %s (%u thread%s).", t->comm, (int) t->pid, q->latency_nice,
+                         q->ref, res.n_threads, res.n_threads == 1 ? "" : "s");
+        return 1;
+}
+
+/*
+ * One decision for one process: the first matching process rule, else a
+ * unit rule of the unit it runs in (per task, where the kernel has no cgroup
+ * knob), else nothing (and a value we set earlier is restored).
+ * fresh_exec: the exec just happened, so the value the process carries is
+ * inherited, not chosen for this program: apply. Otherwise a value that is
+ * neither default nor ours is foreign and only replaced with Override=yes.
+ */
+static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec) {
+        AppliedProcess *e = applied_table_get(m->applied, t->pid);
         MatchResult mr = {};
         const Rule *rule;
         char ref[512];
@@ -269,6 +357,10 @@ static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bo
         match_result_done(&mr);
 
         if (!rule) {
+                r = manager_units_decide(m, t, start_time, fresh_exec);
+                if (r != 0)
+                        return r;
+                e = applied_table_get(m->applied, t->pid);
                 if (e) {
                         manager_restore(m, e, "no rule matches any more");
                         manager_forget(m, t->pid);
@@ -276,78 +368,15 @@ static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bo
                 return 0;
         }
         rule_ref(rule, ref, sizeof(ref));
-
-        if (e && e->latency_nice == rule->latency_nice && (!rule->override || applied_is_ours(&m->probe, m->proc_fd, e) != 0))
-                return 0;
-
-        if (m->probe.backend == BACKEND_NONE || m->options.dry_run) {
-                log_info("%s[%d]: would set LatencyNice=%d from %s (%s).", t->comm, (int) t->pid,
-                         rule->latency_nice, ref, m->options.dry_run ? "dry run" : "kernel has no backend");
-                return 0;
-        }
-
-        r = sched_thread_get(&m->probe, t->pid, &before);
-        if (r == -ESRCH) {
-                log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
-                return 0;
-        }
-        if (r < 0)
-                return log_warning_errno(r, "Failed to read %s[%d]: %m", t->comm, (int) t->pid);
-
-        if (!fresh_exec && !rule->override && before.latency_nice != 0 &&
-            (!e || sched_thread_raw(&m->probe, &before) != e->raw)) {
-                log_info("%s[%d]: has LatencyNice=%d set by somebody else; %s wants %d, leaving it (Override=no).",
-                         t->comm, (int) t->pid, before.latency_nice, ref, rule->latency_nice);
-                return 0;
-        }
-
-        r = sched_apply_process(&m->probe, m->proc_fd, t->pid, start_time, rule->latency_nice, rule->threads,
-                                fresh_exec, &res);
-        if (r == -ESRCH) {
-                log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
-                return 0;
-        }
-        if (r < 0) {
-                m->apply_errors++;
-                return log_warning_errno(r, "Failed to set LatencyNice=%d on %s[%d] (%s): %m", rule->latency_nice,
-                                         t->comm, (int) t->pid, ref);
-        }
-        m->tasks_applied += res.n_applied;
-
-        {
-                AppliedProcess n = {
-                        .pid = t->pid,
-                        .start_time = start_time,
-                        .latency_nice = rule->latency_nice,
-                        .raw = sched_raw_value(&m->probe, rule->latency_nice),
-                        .before = e ? e->before : before.latency_nice,
-                        .before_raw = e ? e->before_raw : sched_thread_raw(&m->probe, &before),
-                        .rule = strdup(ref),
-                        .rule_name = strdup(rule->name),
-                };
-
-                snprintf(n.comm, sizeof(n.comm), "%s", t->comm ?: "");
-                if (!n.rule || !n.rule_name) {
-                        free(n.rule);
-                        free(n.rule_name);
-                        return log_oom();
-                }
-                r = applied_table_put(m->applied, &n);
-                if (r < 0)
-                        return log_oom();
-        }
-        if (m->bpf)
-                (void) exec_bpf_track(m->bpf, t->pid, true);
-
-        if (res.n_realtime > 0 || res.n_foreign > 0 || res.n_failed > 0)
-                log_info("%s[%d]: LatencyNice=%d from %s on %u of %u threads (%u realtime, %u foreign, %u failed%s%s).",
-                         t->comm, (int) t->pid, rule->latency_nice, ref, res.n_applied, res.n_threads,
-                         res.n_realtime, res.n_foreign, res.n_failed, res.first_error ? ": " : "",
-                         res.first_error ? strerror(-res.first_error) : "");
-        else
-                log_info("%s[%d]: LatencyNice=%d from %s (%u thread%s).", t->comm, (int) t->pid,
-                         rule->latency_nice, ref, res.n_threads, res.n_threads == 1 ? "" : "s");
-        return 1;
+        return manager_apply(m, t, start_time,
+                             &(ApplyRequest) {
+                                     .latency_nice = rule->latency_nice,
+                                     .threads = rule->threads,
+                                     .override = rule->override,
+                                     .ref = ref,
+                                     .rule_name = rule->name,
+                             },
+                             fresh_exec);
 }
 
 /* Reads what the rules need from /proc and decides. */
@@ -857,20 +886,22 @@ static int resolve_ids(char * const *values, bool group, uint32_t **ret, size_t 
         return 0;
 }
 
-static int manager_apply_filter(Manager *m) {
+int manager_update_filter(Manager *m) {
         _cleanup_(freep) uint32_t *uids = NULL, *gids = NULL;
-        size_t n_uids = 0, n_gids = 0;
+        _cleanup_(freep) uint64_t *cgroup_ids = NULL;
+        size_t n_uids = 0, n_gids = 0, n_cgroup_ids = 0;
         FilterSpec f = {};
         int r;
 
         r = filter_spec_build(m->rules, LATNICE_FILTER_COMM_MAX, &f);
         if (r < 0)
                 return log_oom();
-        /* XXX: unit patterns need cgroup ids from systemd; until those are known, let everything through. */
-        if (!f.pass_all && f.units) {
+        /* Units are known by cgroup id once systemd told us about them; until then let everything through. */
+        r = manager_units_filter_ids(m, &cgroup_ids, &n_cgroup_ids);
+        if (r < 0 && !f.pass_all && f.units) {
                 f.pass_all = true;
                 free(f.pass_all_reason);
-                f.pass_all_reason = strdup("rules match on Unit= only, which needs the cgroup ids of the units");
+                f.pass_all_reason = strdup("rules match on Unit= only, and systemd has not told us the units yet");
         }
         filter_spec_done(&m->filter);
         m->filter = f;
@@ -899,14 +930,15 @@ static int manager_apply_filter(Manager *m) {
                 r = resolve_ids(m->filter.groups, true, &gids, &n_gids);
         if (r < 0)
                 return log_oom();
-        r = exec_bpf_set_filter(m->bpf, &m->filter, uids, n_uids, gids, n_gids, NULL, 0);
+        r = exec_bpf_set_filter(m->bpf, &m->filter, uids, n_uids, gids, n_gids, cgroup_ids, n_cgroup_ids);
         if (r < 0)
                 log_warning_errno(r, "Failed to load the in-kernel prefilter, every exec wakes the daemon: %m");
         else if (m->filter.pass_all)
                 log_notice("Prefilter off: %s. Every exec wakes the daemon.", m->filter.pass_all_reason);
         else
-                log_info("Prefilter: %zu command names, %zu binary names, %zu parent names, %zu users, %zu groups.",
-                         m->filter.n_comm, m->filter.n_exe, m->filter.n_parent, n_uids, n_gids);
+                log_info("Prefilter: %zu command names, %zu binary names, %zu parent names, %zu users, %zu groups, "
+                         "%zu cgroups.", m->filter.n_comm, m->filter.n_exe, m->filter.n_parent, n_uids, n_gids,
+                         n_cgroup_ids);
         return 0;
 }
 
@@ -946,10 +978,12 @@ int manager_reload(Manager *m, bool startup) {
         m->profile = TAKE_PTR(name);
         free(m->profile_path);
         m->profile_path = TAKE_PTR(path);
-        (void) manager_apply_filter(m);
+        (void) manager_update_filter(m);
         if (!startup) {
                 m->reloads++;
+                manager_units_rules_changed(m);
                 (void) manager_rescan(m, "rules reloaded");
+                manager_bus_emit_reloaded(m);
         }
         manager_notify_status(m);
         return 0;
@@ -1081,6 +1115,82 @@ static int manager_setup_inotify(Manager *m) {
         return 0;
 }
 
+/* ---- the system bus --------------------------------------------------- */
+
+static int manager_connect_bus(Manager *m);
+
+static int manager_on_bus_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        (void) manager_connect_bus(m);
+        return 0;
+}
+
+/* Reconnects with a backoff: 1 s, doubling up to 30 s. */
+static void manager_schedule_bus_retry(Manager *m) {
+        int r;
+
+        m->bus_retry_usec = m->bus_retry_usec ? m->bus_retry_usec * 2 : 1000 * 1000;
+        if (m->bus_retry_usec > 30 * 1000 * 1000)
+                m->bus_retry_usec = 30 * 1000 * 1000;
+        if (!m->bus_retry_timer) {
+                r = sd_event_add_time_relative(m->event, &m->bus_retry_timer, CLOCK_MONOTONIC, m->bus_retry_usec,
+                                               100 * 1000, manager_on_bus_retry, m);
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to schedule a bus reconnection: %m");
+                        return;
+                }
+                (void) sd_event_source_set_description(m->bus_retry_timer, "bus-reconnect");
+        } else
+                (void) sd_event_source_set_time_relative(m->bus_retry_timer, m->bus_retry_usec);
+        (void) sd_event_source_set_enabled(m->bus_retry_timer, SD_EVENT_ONESHOT);
+}
+
+static void manager_drop_bus(Manager *m) {
+        manager_units_on_disconnected(m);
+        manager_bus_on_disconnected(m);
+        m->bus = sd_bus_flush_close_unref(m->bus);
+}
+
+static int manager_on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        log_warning("Disconnected from the system bus; reconnecting. Process rules keep working meanwhile.");
+        manager_drop_bus(m);
+        m->bus_retry_usec = 0;
+        manager_schedule_bus_retry(m);
+        return 0;
+}
+
+static int manager_connect_bus(Manager *m) {
+        _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        r = sd_bus_open_system(&bus);
+        if (r >= 0)
+                r = sd_bus_attach_event(bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r >= 0)
+                r = sd_bus_match_signal_async(bus, NULL, "org.freedesktop.DBus.Local", NULL,
+                                              "org.freedesktop.DBus.Local", "Disconnected",
+                                              manager_on_bus_disconnected, NULL, m);
+        if (r < 0) {
+                if (m->bus_retry_usec == 0)
+                        log_warning_errno(r, "Cannot connect to the system bus (%m): no D-Bus API and no unit "
+                                          "rules until it is there; process rules work. Retrying.");
+                manager_schedule_bus_retry(m);
+                return r;
+        }
+        m->bus = TAKE_PTR(bus);
+        m->bus_retry_usec = 0;
+        r = manager_bus_on_connected(m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to publish org.latnice1: %m");
+        r = manager_units_on_connected(m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to watch systemd units: %m");
+        return 0;
+}
+
 /* ---- lifecycle -------------------------------------------------------- */
 
 static int manager_on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -1164,13 +1274,16 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return r;
         log_info("Event source %s: %s", source_kind_to_string(m->source), m->source_reason);
-        (void) manager_apply_filter(m);
+        (void) manager_update_filter(m);
 
         /* After the source is live, so that nothing starting meanwhile is missed. */
         r = manager_scan(m, true);
         if (r < 0)
                 return r;
         (void) manager_setup_inotify(m);
+
+        if (!m->options.no_bus)
+                (void) manager_connect_bus(m);
 
         /* Start-up parsed kernel BTF and /proc: give that memory back. */
         (void) malloc_trim(0);

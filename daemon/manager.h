@@ -10,6 +10,7 @@
 #include "applied.h"
 #include "exec-bpf.h"
 #include "filter.h"
+#include "match.h"
 #include "rules.h"
 #include "sched.h"
 
@@ -49,9 +50,16 @@ typedef struct UidName {
         char *name;
 } UidName;
 
+struct ManagerBus;
+struct ManagerUnits;
+
 typedef struct Manager {
         sd_event *event;
-        sd_bus *bus;
+        sd_bus *bus;               /* the system bus, NULL while disconnected */
+        sd_event_source *bus_retry_timer;
+        uint64_t bus_retry_usec;
+        struct ManagerBus *bus_state;     /* manager-bus.c */
+        struct ManagerUnits *units_state; /* manager-units.c */
         ManagerOptions options;
 
         char *profile;       /* active profile name, NULL for none */
@@ -117,5 +125,24 @@ int manager_run(Manager *m);
 int manager_reload(Manager *m, bool startup);
 /* Switches the active profile at run time; -ENOENT if there is no such profile. */
 int manager_set_profile(Manager *m, const char *name);
+typedef struct ApplyRequest {
+        int latency_nice;
+        ThreadsMode threads;
+        bool override;
+        const char *ref;       /* "[Process x] file:line", for logs and D-Bus */
+        const char *rule_name; /* the rule's section name */
+        bool via_unit;         /* a unit rule's per-task fallback */
+} ApplyRequest;
+
+/*
+ * Sets a process's value and records it (applied table, exit tracking, the
+ * Applied signal, a log line). Respects foreign values unless q->override
+ * (see manager.c). Returns 1 if applied, 0 if left alone or gone, <0 on error.
+ */
+int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec);
+
+/* Rebuilds the in-kernel prefilter from the rules (and the units' cgroup ids). */
+int manager_update_filter(Manager *m);
+
 /* Re-evaluates every running process against the rules. */
 int manager_rescan(Manager *m, const char *why);

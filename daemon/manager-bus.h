@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* org.latnice1 on the system bus: the vtable and its signals. */
+#pragma once
+
+#include "manager.h"
+
+/* Called on every (re)connection to the system bus: add the object, request the name. */
+int manager_bus_on_connected(Manager *m);
+/* Drops bus-side state (slots, rate limits); called on disconnect and at exit. */
+void manager_bus_on_disconnected(Manager *m);
+
+/* Signals; both are cheap no-ops without a bus. Applied is rate-limited. */
+void manager_bus_emit_applied(Manager *m, pid_t pid, const char *comm, int value, const char *rule);
+void manager_bus_emit_reloaded(Manager *m);

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* [Unit NAME] rules: systemd units, their cgroups, and the per-task fallback. */
+#pragma once
+
+#include "manager.h"
+#include "match.h"
+
+/* Called on every (re)connection to the system bus: subscribe to systemd1, list units, apply. */
+int manager_units_on_connected(Manager *m);
+void manager_units_on_disconnected(Manager *m);
+
+/* The rules changed: re-evaluate unit rules (knobs and per-task values). */
+void manager_units_rules_changed(Manager *m);
+
+/*
+ * A process that no process rule matched: if a unit rule covers the unit it
+ * runs in and the kernel has no cgroup knob, give it the unit's value per
+ * task. Returns 1 if applied, 0 if no unit rule applies, negative errno.
+ */
+int manager_units_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec);
+
+/* cgroup v2 ids whose subtrees the prefilter must let through (units with a per-task rule). */
+int manager_units_filter_ids(Manager *m, uint64_t **ret_ids, size_t *ret_n);
+
+void manager_units_free(Manager *m);
