@@ -1,0 +1,184 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# latniced against the real kernel of this host: BPF exec events, the
+# fallbacks, live reload, losses and rescans, restore on exit, bad input.
+# Usage: test-daemon.sh LATNICED LATNICECTL LNPROBE LNSPAWN
+set -uo pipefail
+
+LATNICED=$1 LATNICECTL=$2 LNPROBE=$3 LNSPAWN=$4
+if [ "$(id -u)" -ne 0 ]; then echo "needs root (BPF, sched_setattr on other processes)"; exit 77; fi
+if [ ! -e /sys/kernel/btf/vmlinux ]; then echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; fi
+
+T=$(mktemp -d /tmp/latnice-daemon-test.XXXXXX)
+DPID= PIDS=()
+FAILS=0
+cleanup() {
+        [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+        for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+        wait 2>/dev/null
+        rm -rf "$T"
+}
+trap cleanup EXIT
+
+# Programs with names of their own, so no other test's processes match.
+cp /bin/sleep "$T/lnt-sleep"
+cp /bin/sleep "$T/lnt-other"
+cp /bin/sleep "$T/lnt-late"
+cp "$LNPROBE" "$T/lnt-probe"
+read -r BASE SLICE10 < <("$LNSPAWN" base)   # default slice, slice of LatencyNice=-10
+
+ok() { echo "ok - $*"; }
+fail() { echo "FAIL - $*"; FAILS=$((FAILS + 1)); }
+slice_of() { awk '/^se.slice/ {print $3}' "/proc/$1/sched" 2>/dev/null; }
+expect_slice() { # PID SLICE WHAT
+        local s
+        for _ in $(seq 50); do s=$(slice_of "$1"); [ "$s" = "$2" ] && break; sleep 0.05; done
+        if [ "$s" = "$2" ]; then ok "$3 (se.slice $s)"; else fail "$3: se.slice ${s:-gone}, expected $2"; fi
+}
+bg() { "$@" & PIDS+=($!); LAST=$!; }
+
+start_daemon() { # extra args...
+        : > "$T/log"
+        "$LATNICED" --root "$T/root" --no-profile --no-bus --log-level debug "$@" >"$T/log" 2>&1 &
+        DPID=$!
+        for _ in $(seq 100); do grep -q "^Ready:" "$T/log" && return 0; kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
+        echo "latniced did not get ready:"; cat "$T/log"; return 1
+}
+stop_daemon() {
+        kill -TERM "$DPID"; wait "$DPID"; local rc=$?; DPID=
+        return $rc
+}
+rules() { mkdir -p "$T/root/etc/latnice.d"; cat > "$T/root/etc/latnice.d/50-test.conf"; }
+
+rules <<'CONF'
+[Process sleeper]
+Comm=lnt-sleep lnt-probe
+LatencyNice=-10
+CONF
+
+# --- BPF source: matched exec, unmatched exec, 1 ms process, restore on SIGTERM
+start_daemon || exit 1
+grep -q "Event source bpf" "$T/log" && ok "BPF event source" || fail "BPF event source: $(grep 'Event source' "$T/log")"
+bg "$T/lnt-sleep" 30; M=$LAST
+bg "$T/lnt-other" 30; U=$LAST
+expect_slice "$M" "$SLICE10" "matched exec gets LatencyNice=-10"
+sleep 0.2
+[ "$(slice_of "$U")" = "$BASE" ] && ok "unmatched exec keeps the default slice" || fail "unmatched exec changed: $(slice_of "$U")"
+"$T/lnt-probe" "$SLICE10" 0 0 1000 3>"$T/probe.out"
+read -r _ before _ _ applied _ < "$T/probe.out"
+[ "$applied" != 0 ] && ok "a process living 1 ms after main() is applied (before main: $before)" || fail "1 ms process not applied"
+grep -q "lnt-sleep\[$M\]: LatencyNice=-10 from \[Process sleeper\] /etc/latnice.d/50-test.conf:1" "$T/log" &&
+        ok "decision logged with rule file:line" || fail "decision not logged"
+
+# --- live reload: edit -> applied without restart; broken edit -> old rules kept, file:line logged
+rules <<'CONF'
+[Process sleeper]
+Comm=lnt-sleep lnt-probe lnt-late
+LatencyNice=-10
+CONF
+sleep 0.6
+bg "$T/lnt-late" 30; L=$LAST
+expect_slice "$L" "$SLICE10" "edited rule applies without restart (inotify)"
+rules <<'CONF'
+[Process sleeper]
+Comm=lnt-sleep lnt-probe lnt-late
+LatencyNice=-99
+CONF
+sleep 0.6
+grep -q "/etc/latnice.d/50-test.conf:3: LatencyNice=-99 is out of range" "$T/log" && ok "broken edit logged with file:line" ||
+        fail "broken edit not logged: $(tail -3 "$T/log")"
+grep -q "Reload failed" "$T/log" && ok "broken reload keeps the running rules" || fail "no 'Reload failed'"
+bg "$T/lnt-late" 30; L2=$LAST
+expect_slice "$L2" "$SLICE10" "old rules still active after a broken edit"
+
+# --- re-evaluation on reload: a rule removed -> our values restored
+rules <<'CONF'
+[Process sleeper]
+Comm=lnt-probe
+LatencyNice=-10
+CONF
+sleep 0.8
+expect_slice "$M" "$BASE" "reload without the rule restores the value"
+expect_slice "$L2" "$BASE" "reload restores every process the removed rule matched"
+stop_daemon || fail "latniced exit status"
+kill "$M" "$L" "$L2" "$U" 2>/dev/null
+
+# --- restore on SIGTERM, values still ours only
+rules <<'CONF'
+[Process sleeper]
+Comm=lnt-sleep
+LatencyNice=-10
+CONF
+bg "$T/lnt-sleep" 30; A=$LAST
+bg "$T/lnt-sleep" 30; B=$LAST
+start_daemon || exit 1
+expect_slice "$A" "$SLICE10" "startup scan applies to running processes"
+expect_slice "$B" "$SLICE10" "startup scan applies to every running match"
+"$LATNICECTL" set -l 5 -p "$B" >/dev/null 2>&1 || true   # a foreign change after ours
+FOREIGN=$(slice_of "$B")
+stop_daemon
+expect_slice "$A" "$BASE" "SIGTERM restores values that are still ours"
+[ "$(slice_of "$B")" = "$FOREIGN" ] && ok "SIGTERM leaves a foreign value alone" || fail "foreign value undone"
+kill "$A" "$B"
+
+# --- fallbacks forced by option give the same results
+for src in netlink proc-scan; do
+        start_daemon --source="$src" --scan-interval=100 || exit 1
+        grep -q "Event source $src" "$T/log" && ok "$src source selected" || fail "$src source: $(grep 'Event source' "$T/log")"
+        bg "$T/lnt-sleep" 30; X=$LAST
+        bg "$T/lnt-other" 30; Y=$LAST
+        expect_slice "$X" "$SLICE10" "$src: matched exec gets its value"
+        sleep 0.3
+        [ "$(slice_of "$Y")" = "$BASE" ] && ok "$src: unmatched exec untouched" || fail "$src: unmatched changed"
+        stop_daemon
+        kill "$X" "$Y"
+done
+
+# --- tiny ring buffer: losses counted, rescan fixes them
+start_daemon --ringbuf-size=4096 || exit 1
+kill -STOP "$DPID"
+LOST=()
+for i in $(seq 30); do "$T/lnt-sleep" 30 & LOST+=($!); PIDS+=($!); done
+sleep 0.3
+kill -CONT "$DPID"
+sleep 1
+grep -q "ring buffer overflowed" "$T/log" && ok "ring buffer losses detected and counted" || fail "no loss detected"
+bad=0
+for p in "${LOST[@]}"; do [ "$(slice_of "$p")" = "$SLICE10" ] || bad=$((bad + 1)); done
+[ "$bad" = 0 ] && ok "rescan after losses applied all 30 processes" || fail "$bad of 30 missed after losses"
+stop_daemon
+kill "${LOST[@]}" 2>/dev/null
+
+# --- BPF not permitted: falls back and says why
+if command -v capsh >/dev/null; then
+        : > "$T/log"
+        capsh --drop=cap_bpf,cap_perfmon,cap_sys_admin -- -c "exec $LATNICED --root $T/root --no-profile --no-bus" >"$T/log" 2>&1 &
+        DPID=$!
+        for _ in $(seq 100); do grep -q "^Ready:" "$T/log" && break; sleep 0.05; done
+        grep -q "BPF is not permitted" "$T/log" && ok "without CAP_BPF: says why" || fail "no reason: $(head -5 "$T/log")"
+        grep -q "Event source netlink" "$T/log" && ok "without CAP_BPF: falls back to netlink" || fail "no fallback"
+        bg "$T/lnt-sleep" 30; X=$LAST
+        expect_slice "$X" "$SLICE10" "without CAP_BPF: still applies"
+        stop_daemon; kill "$X"
+else
+        echo "skip - capsh not installed"
+fi
+
+# --- missing rule directories: zero rules, says so
+rm -rf "$T/root"
+mkdir -p "$T/root"
+start_daemon || exit 1
+grep -q "running with zero rules" "$T/log" && ok "missing rule dirs: runs with zero rules and says so" || fail "no zero-rules message"
+stop_daemon
+
+# --- thousands of rules: loads, prefilter stays bounded
+mkdir -p "$T/root/etc/latnice.d"
+for i in $(seq 5000); do printf '[Process r%d]\nComm=lnt-r%d\nLatencyNice=1\n' "$i" "$i"; done > "$T/root/etc/latnice.d/10-many.conf"
+start_daemon || exit 1
+grep -q "Loaded 5000 rules" "$T/log" && ok "5000 rules load" || fail "5000 rules: $(grep Loaded "$T/log")"
+grep -q "Prefilter off: more than 4096 names" "$T/log" && ok "prefilter bounded: widens past its capacity" ||
+        fail "prefilter: $(grep -i prefilter "$T/log")"
+stop_daemon
+
+echo "$FAILS failed"
+exit $((FAILS > 0))
