@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The prefilter spec: one cheap key per rule, widening instead of losing matches. */
+
+#include "filter.h"
+#include "rules.h"
+#include "tests.h"
+#include "util.h"
+
+static RuleSet *load(const char *contents) {
+        RuleSet *s = NULL;
+
+        ASSERT_EQ(rule_set_load_buffer("t.conf", contents, strlen(contents), &s), 0);
+        for (size_t i = 0; i < s->n_errors; i++)
+                fprintf(stderr, "%u: %s\n", s->errors[i].line, s->errors[i].message);
+        ASSERT_EQ(s->n_errors, 0);
+        return s;
+}
+
+static void test_keys(void) {
+        _cleanup_(rule_set_freep) RuleSet *s = load(
+                "[Process a]\nComm=pipewire kwin_*\nExe=/usr/bin/x\nLatencyNice=-5\n"  /* Comm chosen, not Exe */
+                "[Process b]\nExe=/usr/lib/gnome-terminal-server-with-a-very-long-name tracker-*\nLatencyNice=1\n"
+                "[Process c]\nParent=steam\nCmdline=*.exe\nLatencyNice=-3\n"
+                "[Process d]\nUser=builder 1001\nLatencyNice=19\n"
+                "[Process e]\nGroup=audio\nComm=*x*\nLatencyNice=2\n"          /* Comm glob not a prefix: Group */
+                "[Process f]\nUnit=game.slice\nLatencyNice=-1\n"
+                "[Unit g.slice]\nLatencyNice=4\n");
+        FilterSpec f = {};
+
+        ASSERT_EQ(filter_spec_build(s, 4096, &f), 0);
+        ASSERT_TRUE(!f.pass_all);
+        ASSERT_TRUE(f.want_args);
+
+        ASSERT_EQ(f.n_comm, 2);
+        ASSERT_STREQ(f.comm[0].name, "pipewire");
+        ASSERT_TRUE(f.comm[0].exact);
+        ASSERT_EQ(f.comm[0].len, 8);
+        ASSERT_STREQ(f.comm[1].name, "kwin_");
+        ASSERT_TRUE(!f.comm[1].exact);
+        ASSERT_EQ(f.comm[1].len, 5);
+
+        ASSERT_EQ(f.n_exe, 2);
+        /* longer than the kernel side's 31 characters: a prefix of what it sees */
+        ASSERT_EQ(f.exe[0].len, 31);
+        ASSERT_TRUE(!f.exe[0].exact);
+        ASSERT_TRUE(strncmp(f.exe[0].name, "gnome-terminal-server-with-a-ve", 31) == 0);
+        ASSERT_STREQ(f.exe[1].name, "tracker-");
+
+        ASSERT_EQ(f.n_parent, 1);
+        ASSERT_STREQ(f.parent[0].name, "steam");
+        ASSERT_EQ(strv_length(f.users), 2);
+        ASSERT_EQ(strv_length(f.groups), 1);
+        ASSERT_EQ(strv_length(f.units), 1);
+        ASSERT_STREQ(f.units[0], "game.slice");
+        filter_spec_done(&f);
+}
+
+static void test_widen(void) {
+        _cleanup_(rule_set_freep) RuleSet *s = load(
+                "[Process a]\nComm=pipewire\nLatencyNice=-5\n"
+                "[Process b]\nCmdline=game.exe\nLatencyNice=1\n");
+        _cleanup_(rule_set_freep) RuleSet *s2 = load("[Process a]\nComm=*wire\nLatencyNice=-5\n");
+        _cleanup_(rule_set_freep) RuleSet *s3 = load("[Process a]\nComm=a b c\nLatencyNice=-5\n");
+        FilterSpec f = {};
+
+        ASSERT_EQ(filter_spec_build(s, 4096, &f), 0);
+        ASSERT_TRUE(f.pass_all);
+        ASSERT_TRUE(strstr(f.pass_all_reason, "[Process b] t.conf:4"));
+        filter_spec_done(&f);
+
+        ASSERT_EQ(filter_spec_build(s2, 4096, &f), 0);
+        ASSERT_TRUE(f.pass_all); /* a suffix glob cannot be a trie prefix */
+        filter_spec_done(&f);
+
+        ASSERT_EQ(filter_spec_build(s3, 2, &f), 0);
+        ASSERT_TRUE(f.pass_all); /* over capacity */
+        ASSERT_TRUE(strstr(f.pass_all_reason, "more than 2"));
+        filter_spec_done(&f);
+}
+
+int main(void) {
+        test_keys();
+        test_widen();
+        printf("test-filter: ok\n");
+        return 0;
+}
