@@ -40,11 +40,10 @@ static int try_load(ExecBpf *b, const ExecBpfOptions *o, bool btf) {
         b->skel->rodata->ns_translate = o->ns_translate;
         b->skel->rodata->pidns_dev = o->pidns_dev;
         b->skel->rodata->pidns_ino = o->pidns_ino;
-        if (o->ringbuf_size > 0) {
-                r = bpf_map__set_max_entries(b->skel->maps.events, (uint32_t) o->ringbuf_size);
-                if (r < 0)
-                        return r;
-        }
+        r = bpf_map__set_max_entries(b->skel->maps.events,
+                                     (uint32_t) (o->ringbuf_size > 0 ? o->ringbuf_size : EXEC_BPF_RINGBUF_DEFAULT));
+        if (r < 0)
+                return r;
         bpf_program__set_autoload(b->skel->progs.exec_btf, btf);
         bpf_program__set_autoload(b->skel->progs.exit_btf, btf);
         bpf_program__set_autoload(b->skel->progs.exec_tp, !btf);

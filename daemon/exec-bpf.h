@@ -15,6 +15,9 @@
 
 typedef struct ExecBpf ExecBpf;
 
+/* ~160 exec records without argv; a loss costs a /proc rescan, not a missed process. */
+#define EXEC_BPF_RINGBUF_DEFAULT (64 * 1024)
+
 typedef int (*exec_bpf_handler_t)(void *userdata, const void *data, size_t size);
 
 typedef struct ExecBpfOptions {

@@ -428,7 +428,7 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                         applied_table_remove(m->applied, (pid_t) ev->pid);
                 return 0;
         }
-        if (ev->type != LATNICE_EVENT_EXEC || size < sizeof(*ev))
+        if (ev->type != LATNICE_EVENT_EXEC || size < offsetof(struct latnice_event, args))
                 return 0;
         m->events_seen++;
 
@@ -470,7 +470,7 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 }
         }
 
-        if (ev->flags & LATNICE_EVENT_F_ARGS) {
+        if ((ev->flags & LATNICE_EVENT_F_ARGS) && size >= sizeof(*ev)) {
                 size_t n = 0, len = ev->args_len < LATNICE_ARGS_LEN ? ev->args_len : LATNICE_ARGS_LEN;
                 static char args[LATNICE_ARGS_LEN + 1];
 

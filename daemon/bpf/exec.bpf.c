@@ -51,7 +51,7 @@ struct {
 
 struct {
         __uint(type, BPF_MAP_TYPE_RINGBUF);
-        __uint(max_entries, 256 * 1024);
+        __uint(max_entries, 64 * 1024); /* set by user space: EXEC_BPF_RINGBUF_DEFAULT */
 } events SEC(".maps");
 
 struct {
@@ -214,7 +214,12 @@ static __always_inline int handle_exec(struct task_struct *task, const char *fil
         if (!current_ids(&pid, &tgid))
                 return 0;
 
-        e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+        /* argv only when a Cmdline= rule needs it: most records are half the size. */
+        bool args = want_args;
+        if (args)
+                e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+        else
+                e = bpf_ringbuf_reserve(&events, offsetof(struct latnice_event, args), 0);
         if (!e) {
                 count(COUNTER_DROPPED);
                 lost_pending = true;
@@ -243,7 +248,7 @@ static __always_inline int handle_exec(struct task_struct *task, const char *fil
         if (filename && bpf_probe_read_kernel_str(e->exe, sizeof(e->exe), filename) == sizeof(e->exe))
                 e->flags |= LATNICE_EVENT_F_EXE_TRUNC;
 
-        if (want_args) {
+        if (args) {
                 struct mm_struct *mm = BPF_CORE_READ(task, mm);
                 unsigned long start = BPF_CORE_READ(mm, arg_start), end = BPF_CORE_READ(mm, arg_end);
                 unsigned long len = end - start;
