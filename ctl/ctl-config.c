@@ -187,10 +187,9 @@ static int explain_task(Ctl *ctl, const TaskInfo *t, bool verbose) {
                 for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
                         if (!m.rule->match[k])
                                 continue;
-                        printf(" ");
-                        print_key_values(m.rule, k);
+                        printf(" %s=%s", match_key_to_string(k), match_key_matched(m.rule, k, t));
                 }
-                printf(" all matched\n");
+                printf(" matched\n");
         } else {
                 /* Without a process rule, a unit rule gives its value per task (on kernels without a cgroup knob). */
                 if (t->cgroup)

@@ -33,7 +33,7 @@ static const char *basename_of(const char *p) {
         return s ? s + 1 : p;
 }
 
-static bool exe_matches(char * const *patterns, const char *exe) {
+static bool exe_matches(const char *pattern, const char *exe) {
         char buf[4096];
         size_t l;
 
@@ -46,34 +46,26 @@ static bool exe_matches(char * const *patterns, const char *exe) {
                 buf[l - 10] = 0;
                 exe = buf;
         }
-        for (char * const *p = patterns; *p; p++) {
-                if (strchr(*p, '/') ? value_matches(*p, exe) : value_matches(*p, basename_of(exe)))
-                        return true;
-        }
-        return false;
+        return strchr(pattern, '/') ? value_matches(pattern, exe) : value_matches(pattern, basename_of(exe));
 }
 
-static bool cmdline_matches(char * const *patterns, char * const *argv) {
+static bool cmdline_matches(const char *pattern, char * const *argv) {
         if (!argv)
                 return false;
         for (char * const *a = argv; *a; a++) {
                 const char *b = basename_of(*a);
 
-                for (char * const *p = patterns; *p; p++)
-                        if (value_matches(*p, *a) || (b != *a && value_matches(*p, b)))
-                                return true;
+                if (value_matches(pattern, *a) || (b != *a && value_matches(pattern, b)))
+                        return true;
         }
         return false;
 }
 
-static bool id_matches(char * const *patterns, unsigned id, const char *name) {
+static bool id_matches(const char *pattern, unsigned id, const char *name) {
         char num[16];
 
         snprintf(num, sizeof(num), "%u", id);
-        for (char * const *p = patterns; *p; p++)
-                if (value_matches(*p, num) || value_matches(*p, name))
-                        return true;
-        return false;
+        return value_matches(pattern, num) || value_matches(pattern, name);
 }
 
 static bool is_unit_name(const char *s, size_t len) {
@@ -134,32 +126,35 @@ char *cgroup_path_unit(const char *cgroup) {
         return best ? strndup(best, best_len) : NULL;
 }
 
-static bool key_matches(const Rule *r, MatchKey k, const TaskInfo *t) {
-        char * const *v = r->match[k];
-
+/* Does one value of key k match the task? */
+static bool pattern_matches(MatchKey k, const char *pattern, const TaskInfo *t) {
         switch (k) {
         case MATCH_COMM:
-                return t->comm && any_matches(v, t->comm);
+                return value_matches(pattern, t->comm);
         case MATCH_EXE:
-                return exe_matches(v, t->exe);
+                return exe_matches(pattern, t->exe);
         case MATCH_CMDLINE:
-                return cmdline_matches(v, t->argv);
+                return cmdline_matches(pattern, t->argv);
         case MATCH_PARENT:
-                return t->parent_comm && any_matches(v, t->parent_comm);
+                return value_matches(pattern, t->parent_comm);
         case MATCH_USER:
-                return id_matches(v, t->uid, t->user);
+                return id_matches(pattern, t->uid, t->user);
         case MATCH_GROUP:
-                return id_matches(v, t->gid, t->group);
+                return id_matches(pattern, t->gid, t->group);
         case MATCH_CGROUP:
-                return t->cgroup && any_matches(v, t->cgroup);
+                return value_matches(pattern, t->cgroup);
         case MATCH_UNIT:
-                for (char * const *p = v; *p; p++)
-                        if (cgroup_path_in_unit(t->cgroup, *p))
-                                return true;
-                return false;
+                return cgroup_path_in_unit(t->cgroup, pattern);
         default:
                 return false;
         }
+}
+
+const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t) {
+        for (char * const *p = r->match[k]; p && *p; p++)
+                if (pattern_matches(k, *p, t))
+                        return *p;
+        return NULL;
 }
 
 bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed) {
@@ -167,7 +162,7 @@ bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed) {
                 if (!r->match[k])
                         continue;
                 /* A key given with an empty list ("Comm=" reset) matches nothing. */
-                if (!r->match[k][0] || !key_matches(r, k, t)) {
+                if (!match_key_matched(r, k, t)) {
                         if (ret_failed)
                                 *ret_failed = k;
                         return false;

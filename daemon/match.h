@@ -37,6 +37,9 @@ void match_result_done(MatchResult *m);
 /* Does this one rule match? On false, *ret_failed names the first key that did not. */
 bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed);
 
+/* The value of key k that matches the task (for explain), or NULL. */
+const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t);
+
 /*
  * First process rule that matches wins. With want_shadowed, also collects the
  * later matching ones (for explain); without it, stops at the first match.
