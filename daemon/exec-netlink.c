@@ -62,21 +62,22 @@ int exec_netlink_read(int fd, netlink_handler_t handler, void *userdata) {
                 }
                 for (struct nlmsghdr *h = (struct nlmsghdr *) buf; NLMSG_OK(h, (size_t) n); h = NLMSG_NEXT(h, n)) {
                         struct cn_msg *msg;
-                        struct proc_event *ev;
+                        struct proc_event ev = {};
 
                         if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_NOOP)
                                 continue;
                         msg = NLMSG_DATA(h);
                         if (msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC)
                                 continue;
-                        ev = (struct proc_event *) msg->data;
-                        if (ev->what == PROC_EVENT_EXEC)
-                                (void) handler(userdata, NETLINK_EVENT_EXEC, ev->event_data.exec.process_tgid,
-                                               ev->event_data.exec.process_pid);
-                        else if (ev->what == PROC_EVENT_EXIT &&
-                                 ev->event_data.exit.process_pid == ev->event_data.exit.process_tgid)
-                                (void) handler(userdata, NETLINK_EVENT_EXIT, ev->event_data.exit.process_tgid,
-                                               ev->event_data.exit.process_pid);
+                        /* cn_msg's payload is only 4-byte aligned; proc_event has 64-bit fields. */
+                        memcpy(&ev, msg->data, msg->len < sizeof(ev) ? msg->len : sizeof(ev));
+                        if (ev.what == PROC_EVENT_EXEC)
+                                (void) handler(userdata, NETLINK_EVENT_EXEC, ev.event_data.exec.process_tgid,
+                                               ev.event_data.exec.process_pid);
+                        else if (ev.what == PROC_EVENT_EXIT &&
+                                 ev.event_data.exit.process_pid == ev.event_data.exit.process_tgid)
+                                (void) handler(userdata, NETLINK_EVENT_EXIT, ev.event_data.exit.process_tgid,
+                                               ev.event_data.exit.process_pid);
                 }
         }
         return lost;

@@ -19,7 +19,6 @@ static RuleSet *load(const char *name, const char *contents) {
                 fprintf(stderr, "%s:%u: %s\n", s->errors[i].file, s->errors[i].line, s->errors[i].message);
         ASSERT_EQ(s->n_errors, 0);
         free(rel);
-        free(path[0]);
         return s;
 }
 

@@ -302,7 +302,6 @@ static void test_bad_files(void) {
         /* a directory named like a rule file */
         p = test_path(root, "etc/latnice.d/10-dir.conf/x");
         test_write(root, "etc/latnice.d/10-dir.conf/x", "");
-        free(p);
         /* 10 MB */
         big = malloc(10 * 1024 * 1024);
         ASSERT_TRUE(big);

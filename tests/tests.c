@@ -9,6 +9,8 @@
 #include "tests.h"
 
 static char *tmpdir;
+static char **paths;
+static size_t n_paths;
 
 static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {
         (void) st;
@@ -20,9 +22,12 @@ static int rm_one(const char *path, const struct stat *st, int type, struct FTW 
 
 static void rm_tmpdir(void) {
         if (tmpdir) {
-                /* Make unreadable test dirs removable again. */
                 (void) nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+                free(tmpdir);
         }
+        for (size_t i = 0; i < n_paths; i++)
+                free(paths[i]);
+        free(paths);
 }
 
 const char *test_tmpdir(void) {
@@ -38,9 +43,14 @@ const char *test_tmpdir(void) {
 }
 
 char *test_path(const char *dir, const char *rel) {
-        char *p;
+        char *p, **n;
 
+        /* Freed at exit, so call sites need not: the sanitizer build checks for leaks. */
         ASSERT_TRUE(asprintf(&p, "%s/%s", dir, rel) >= 0);
+        n = realloc(paths, sizeof(char *) * (n_paths + 1));
+        ASSERT_TRUE(n);
+        paths = n;
+        paths[n_paths++] = p;
         return p;
 }
 
@@ -68,5 +78,4 @@ void test_write(const char *dir, const char *rel, const char *contents) {
         ASSERT_TRUE(f);
         ASSERT_TRUE(fputs(contents, f) >= 0);
         ASSERT_TRUE(fclose(f) == 0);
-        free(path);
 }

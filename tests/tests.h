@@ -42,5 +42,5 @@
 const char *test_tmpdir(void);
 /* Writes (creating parent directories) dir/rel with the given contents. */
 void test_write(const char *dir, const char *rel, const char *contents);
-/* Joins into a static-lifetime string (leaked: tests are short-lived). */
+/* Joins into a string that lives until exit. */
 char *test_path(const char *dir, const char *rel);
