@@ -4,6 +4,9 @@
 
 #include "manager.h"
 
+/* Adds /org/latnice1 with org.latnice1.Manager to a connection (also a direct one, for tests). */
+int manager_bus_add_objects(Manager *m, sd_bus *bus);
+
 /* Called on every (re)connection to the system bus: add the object, request the name. */
 int manager_bus_on_connected(Manager *m);
 /* Drops bus-side state (slots, rate limits); called on disconnect and at exit. */
