@@ -306,7 +306,7 @@ int cgroup_latency_nice_set(const CGroupMounts *m, const char *cgroup_path, int 
         fd = open_cpu_dir(m, cgroup_path);
         if (fd < 0)
                 return fd;
-        kfd = openat(fd, knob, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        kfd = openat(fd, knob, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
         if (kfd < 0)
                 return knob_errno(fd, knob, -errno);
         len = snprintf(buf, sizeof(buf), "%d\n",
