@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 
+#include "ctl-bus.h"
 #include "ctl.h"
 #include "profile.h"
 #include "util.h"
@@ -10,10 +11,15 @@
 static const Verb verbs[] = {
         { "check", verb_check, "validate rule files, print file:line errors" },
         { "cat-config", verb_cat_config, "show the effective rule files in order" },
-        { "explain", verb_explain, "show which rule applies to a process and why" },
+        { "explain", verb_explain_online, "show which rule applies to a process and why" },
         { "run", verb_run, "run a command with a latency nice value" },
-        { "get", verb_get, "show the latency nice of every thread of processes" },
-        { "set", verb_set, "set latency nice on every thread of running processes" },
+        { "get", verb_get_online, "show the latency nice of every thread of processes" },
+        { "set", verb_set_online, "set latency nice on every thread of running processes" },
+        { "status", verb_status, "show what latniced does: backend, events, profile, errors" },
+        { "list", verb_list, "list the processes latniced gave a value" },
+        { "rules", verb_rules, "list the rules latniced is running" },
+        { "reload", verb_reload, "make latniced reload its rules" },
+        { "profile", verb_profile, "list profiles, or switch latniced to one" },
 };
 
 static void help(void) {
@@ -30,6 +36,7 @@ static void help(void) {
                "     --profile=NAME    use this profile instead of latniced.conf's\n"
                "     --no-profile      use no profile, only the drop-in rules\n"
                "     --profile-dir=DIR look for profiles in DIR first\n"
+               "     --json            machine-readable output (JSON)\n"
                "\nExit status:\n"
                "  0 success, 1 failure (or errors found by check), 2 usage error,\n"
                "  3 no such process, 4 not supported here, 5 permission denied\n");
@@ -99,6 +106,7 @@ int main(int argc, char **argv) {
                 ARG_PROFILE,
                 ARG_NO_PROFILE,
                 ARG_PROFILE_DIR,
+                ARG_JSON,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -107,6 +115,7 @@ int main(int argc, char **argv) {
                 { "profile", required_argument, NULL, ARG_PROFILE },
                 { "no-profile", no_argument, NULL, ARG_NO_PROFILE },
                 { "profile-dir", required_argument, NULL, ARG_PROFILE_DIR },
+                { "json", no_argument, NULL, ARG_JSON },
                 {}
         };
         Ctl ctl = {};
@@ -136,6 +145,9 @@ int main(int argc, char **argv) {
                         break;
                 case ARG_PROFILE_DIR:
                         ctl.profile_dir = optarg;
+                        break;
+                case ARG_JSON:
+                        ctl.json = true;
                         break;
                 default:
                         return CTL_EXIT_USAGE;

@@ -144,8 +144,10 @@ static int auth_on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_er
 
         e = sd_bus_message_get_error(reply);
         if (e) {
-                if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
-                                           "org.freedesktop.DBus.Error.Spawn.ChildExited"))
+                /* Not installed, not activatable, or its unit masked/failed: polkit is missing. */
+                if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
+                    strncmp(e->name, "org.freedesktop.DBus.Error.Spawn.", 32) == 0 ||
+                    strncmp(e->name, "org.freedesktop.systemd1.", 25) == 0)
                         r = sd_bus_error_setf(&why, LATNICE_ERROR_ACCESS_DENIED,
                                               "Only root may do this here: polkit is not available to authorize "
                                               "%s (%s).", q->action, e->message ?: e->name);
