@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,11 +55,15 @@ static uint64_t leader_slice(void) {
         return a.sched_runtime;
 }
 
+static int watching;
+
 static void *watcher(void *arg) {
         uint64_t start = leader_slice();
         pthread_t t;
 
         (void) arg;
+        /* "ready" waits for this: an apply before we read start would go unseen */
+        __atomic_store_n(&watching, 1, __ATOMIC_SEQ_CST);
         /* Busy-poll on purpose: the chain must start within microseconds. */
         while (leader_slice() == start)
                 ;
@@ -114,6 +119,8 @@ int main(int argc, char **argv) {
                         fprintf(stderr, "pthread_create: %s\n", strerror(errno));
                         return 1;
                 }
+        while (chain_left > 0 && !__atomic_load_n(&watching, __ATOMIC_SEQ_CST))
+                sched_yield();
         printf("ready\n");
         fflush(stdout);
         for (;;)

@@ -118,7 +118,8 @@ static void test_mapping_inverse(void) {
         ASSERT_EQ(latnice_from_slice_ns(1000000, 0), 0);
 }
 
-/* Writes a BTF blob with int and a struct task_struct with the given members. */
+/* Writes a BTF blob with int and a struct task_struct with the given members.
+ * Paths from test_path() belong to the harness (freed at exit). */
 static char *write_btf(const char *name, const char * const *members, bool anon_wrap, bool with_task) {
         struct btf *btf = btf__new_empty();
         const void *raw;
@@ -169,30 +170,22 @@ static void test_btf_detection(void) {
 
         p = write_btf("btf-prio", with_prio, false, true);
         ASSERT_EQ(sched_btf_has_latency_field(p), 1);
-        free(p);
         p = write_btf("btf-nice", with_nice, false, true);
         ASSERT_EQ(sched_btf_has_latency_field(p), 1);
-        free(p);
         p = write_btf("btf-anon", with_prio, true, true);
         ASSERT_EQ(sched_btf_has_latency_field(p), 1);
-        free(p);
         p = write_btf("btf-without", without, false, true);
         ASSERT_EQ(sched_btf_has_latency_field(p), 0);
-        free(p);
         p = write_btf("btf-without-anon", without, true, true);
         ASSERT_EQ(sched_btf_has_latency_field(p), 0);
-        free(p);
         /* a latency field in some other struct does not count */
         p = write_btf("btf-notask", with_prio, false, false);
         ASSERT_EQ(sched_btf_has_latency_field(p), -ENODATA);
-        free(p);
         p = test_path(test_tmpdir(), "btf-missing");
         ASSERT_EQ(sched_btf_has_latency_field(p), -ENOENT);
-        free(p);
         test_write(test_tmpdir(), "btf-garbage", "this is not BTF\n");
         p = test_path(test_tmpdir(), "btf-garbage");
         ASSERT_TRUE(sched_btf_has_latency_field(p) < 0);
-        free(p);
         ASSERT_EQ(sched_btf_has_latency_field(NULL), -EINVAL);
 }
 
@@ -359,12 +352,10 @@ static void test_walk_fake(void) {
         ASSERT_TRUE(s.tids[0] != 501 && s.tids[1] != 501);
         s = (Seen) {};
         ASSERT_EQ(sched_walk_threads(fd, NULL, 0, stop_at_second, &s), -ECANCELED);
-        free(d);
         d = test_path(t, "proc");
         close(fd);
         fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_EQ(sched_walk_threads(fd, NULL, 0, record, &s), -ESRCH); /* no task/ here */
-        free(d);
 }
 
 static const char mountinfo_hybrid[] =
@@ -393,7 +384,6 @@ static CGroupMounts mounts_from(const char *name, const char *contents) {
         test_write(test_tmpdir(), name, contents);
         p = test_path(test_tmpdir(), name);
         ASSERT_EQ(cgroup_mounts_find(p, &m), 0);
-        free(p);
         return m;
 }
 
@@ -448,10 +438,8 @@ static void test_cgroup_mounts(void) {
         test_write(test_tmpdir(), "mi-nocg", "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n");
         p = test_path(test_tmpdir(), "mi-nocg");
         ASSERT_EQ(cgroup_mounts_find(p, &m), -ENOENT);
-        free(p);
         p = test_path(test_tmpdir(), "mi-missing");
         ASSERT_EQ(cgroup_mounts_find(p, &m), -ENOENT);
-        free(p);
 }
 
 static char *fake_mountinfo(const char *name, const char *cpu_dir, const char *uni_dir) {
@@ -474,7 +462,6 @@ static void read_into(const char *dir, const char *rel, char **ret) {
         char *p = test_path(dir, rel);
 
         ASSERT_EQ(read_full_file(AT_FDCWD, p, 64, ret, NULL), 0);
-        free(p);
 }
 
 static void test_cgroup_knob_fake(void) {
@@ -507,7 +494,6 @@ static void test_cgroup_knob_fake(void) {
         test_write(cpu, "bad2.slice/cpu.latency", "x\n");
         ASSERT_EQ(cgroup_latency_nice_get(&m, "/bad2.slice", &v), -EBADMSG);
         cgroup_mounts_done(&m);
-        free(mi);
 
         /* pure v2: cpu.latency.nice takes the value itself */
         test_write(uni, "v2.slice/cpu.latency.nice", "-7\n");
@@ -521,9 +507,6 @@ static void test_cgroup_knob_fake(void) {
         free(buf);
         ASSERT_EQ(cgroup_latency_nice_get(&m, "/game.slice", &v), -EOPNOTSUPP);
         cgroup_mounts_done(&m);
-        free(mi);
-        free(cpu);
-        free(uni);
 }
 
 static void test_cgroup_pids_fake(void) {
@@ -555,8 +538,6 @@ static void test_cgroup_pids_fake(void) {
         ASSERT_EQ(cgroup_list_pids(&m, CGROUP_HIER_SYSTEMD, "/nothere.slice", &pids), -ENOENT);
         ASSERT_EQ(cgroup_list_pids(&m, CGROUP_HIER_SYSTEMD, "../x", &pids), -EINVAL);
         cgroup_mounts_done(&m);
-        free(mi);
-        free(uni);
 }
 
 int main(void) {
