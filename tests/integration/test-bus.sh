@@ -1,0 +1,308 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# org.latnice1 on a real system bus, with a real polkitd, inside the contained systemd of
+# tests/systemd/lntest-systemd: introspection, properties for an unprivileged user, authorization
+# (root, polkit refusals, a polkit rule that says yes, raising one's own value), named errors,
+# latnicectl agreeing with busctl, and the daemon's RSS over 1000 GetTask calls.
+#
+#   test-bus.sh BUILD_DIR [SOURCE_DIR]
+#
+# Exit: 0 pass, 1 fail, 77 skip (the harness says why).
+
+set -uo pipefail
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+SRC=${2:-$(readlink -f "$HERE/../..")}
+BUILD=$(readlink -f "${1:-$SRC/build}")
+L=$SRC/tests/systemd/lntest-systemd
+LATNICED=$BUILD/daemon/latniced
+CTL=$BUILD/ctl/latnicectl
+NAME=bus-$$
+STATE=${LNTEST_STATE:-/run/lntest}/$NAME
+IN=/run/latnice-bus-test # WORK as seen inside
+PY=/usr/bin/python3
+failures=0
+started=0
+
+pass() { echo "ok   - $*"; }
+fail() { echo "FAIL - $*"; failures=$((failures + 1)); }
+check() { # check DESCRIPTION CMD...
+        local what=$1
+        shift
+        if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi
+}
+in_() { "$L" exec "$NAME" "$@"; }
+as_nobody() { in_ setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+eventually() { # eventually SECONDS CMD...
+        local t=$1 i
+        shift
+        for ((i = 0; i < t * 10; i++)); do
+                "$@" >/dev/null 2>&1 && return 0
+                sleep 0.1
+        done
+        "$@"
+}
+
+[[ $EUID == 0 ]] || { echo "SKIP: needs root (contained systemd)"; exit 77; }
+for f in "$LATNICED" "$CTL"; do
+        [[ -x $f ]] || { echo "FAIL - $f is not built"; exit 1; }
+done
+command -v busctl >/dev/null || { echo "SKIP: busctl is missing"; exit 77; }
+[[ -x /usr/lib/polkit-1/polkitd ]] || { echo "SKIP: polkitd is not installed (apt-get install polkitd)"; exit 77; }
+$PY -c 'import dbus' 2>/dev/null || { echo "SKIP: python3-dbus is missing"; exit 77; }
+
+WORK=$(mktemp -d /tmp/latnice-bus-test.XXXXXX) || exit 1
+chmod 755 "$WORK"
+cleanup() {
+        if [[ $started == 1 && -d $STATE ]]; then
+                "$L" stop "$NAME" --kill >/dev/null 2>&1
+        fi
+        rm -rf -- "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# --- what the container gets ------------------------------------------------------------------
+mkdir -p "$WORK/root/etc/latnice.d" "$WORK/profiles" "$WORK/policy" "$WORK/actions" "$WORK/polkit-rules"
+cat > "$WORK/root/etc/latnice.d/50-test.conf" <<'EOF'
+[Process sleepers]
+Comm=sleep
+LatencyNice=5
+
+[Process sleepers-too]
+Comm=sleep
+LatencyNice=7
+EOF
+cat > "$WORK/profiles/quiet.conf" <<'EOF'
+[Process quiet-cat]
+Comm=cat
+LatencyNice=10
+EOF
+cat > "$WORK/profiles/loud.conf" <<'EOF'
+[Process loud-cat]
+Comm=cat
+LatencyNice=-3
+EOF
+cp "$SRC/conf/dbus-1/system.d/org.latnice1.conf" "$WORK/policy/"
+# polkit: the host's actions plus ours, bound over /usr/share/polkit-1/actions inside
+cp -a /usr/share/polkit-1/actions/. "$WORK/actions/"
+cp "$SRC/conf/polkit-1/actions/org.latnice1.policy" "$WORK/actions/"
+# nobody may switch profiles (polkit says yes), and is refused a reload outright
+cat > "$WORK/polkit-rules/50-latnice-test.rules" <<'EOF'
+polkit.addRule(function(action, subject) {
+        if (action.id == "org.latnice1.set-profile" && subject.user == "nobody")
+                return polkit.Result.YES;
+        if (action.id == "org.latnice1.reload" && subject.user == "nobody")
+                return polkit.Result.NO;
+});
+EOF
+chmod -R a+rX "$WORK"
+# A D-Bus client that prints the error *name* (busctl prints only the message).
+cat > "$WORK/call.py" <<'EOF'
+import sys, dbus
+method, sig, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+conv = {"u": dbus.UInt32, "i": dbus.Int32, "s": dbus.String}
+vals = [conv[c](a) if c != "s" else a for c, a in zip(sig, args)]
+bus = dbus.SystemBus()
+o = dbus.Interface(bus.get_object("org.latnice1", "/org/latnice1"), "org.latnice1.Manager")
+try:
+    r = getattr(o, method)(*vals)
+    print("OK", r)
+except dbus.DBusException as e:
+    print("ERROR", e.get_dbus_name(), "|", e.get_dbus_message())
+EOF
+cat > "$WORK/loop.py" <<'EOF'
+import sys, dbus
+n, pid = int(sys.argv[1]), int(sys.argv[2])
+o = dbus.Interface(dbus.SystemBus().get_object("org.latnice1", "/org/latnice1"), "org.latnice1.Manager")
+for i in range(n):
+    o.GetTask(dbus.UInt32(pid))
+EOF
+
+out=$("$L" start "$NAME" --policy-dir "$WORK/policy" --bind "$WORK:$IN" \
+        --bind "$WORK/actions:/usr/share/polkit-1/actions" \
+        --bind "$WORK/polkit-rules:/etc/polkit-1/rules.d" 2>&1)
+rc=$?
+if [[ $rc == 77 ]]; then
+        echo "$out"
+        echo "SKIP: the contained systemd cannot run here"
+        exit 77
+fi
+started=1
+if [[ $rc != 0 ]]; then
+        echo "$out"
+        echo "FAIL - start the contained systemd"
+        exit 1
+fi
+pass "contained systemd up"
+
+call() { in_ $PY "$IN/call.py" "$@"; }
+call_nobody() { as_nobody $PY "$IN/call.py" "$@"; }
+expect_error() { # expect_error NAME OUTPUT
+        [[ $2 == "ERROR $1 |"* ]]
+}
+# refused: by latniced (AccessDenied) or by polkit wanting a password we cannot type
+refused() {
+        expect_error org.latnice1.Error.AccessDenied "$1" ||
+                expect_error org.freedesktop.DBus.Error.InteractiveAuthorizationRequired "$1"
+}
+
+# --- the daemon as a unit ---------------------------------------------------------------------
+check "latniced starts as a Type=notify unit" in_ systemd-run -q --unit=latniced -p Type=notify \
+        -p BusName=org.latnice1 "$LATNICED" --root "$IN/root" --profile-dir "$IN/profiles" --profile quiet
+check "it owns org.latnice1" eventually 10 in_ busctl status org.latnice1
+check "a matching process as a unit (sleep)" in_ systemd-run -q --unit=sleeper sleep 1000
+check "a process of nobody as a unit (tail)" in_ systemd-run -q --unit=nb --uid=65534 tail -f /dev/null
+SLEEPER=$(in_ systemctl show -P MainPID sleeper.service)
+NB=$(in_ systemctl show -P MainPID nb.service)
+echo "     sleeper pid $SLEEPER, nobody's tail pid $NB"
+check "the rule gave sleep its value" eventually 10 sh -c "$L exec $NAME busctl call org.latnice1 /org/latnice1 \
+        org.latnice1.Manager GetTask u $SLEEPER | grep -q '^sissssta(ussiitb) \"sleep\" 5 \"rule\" \"sleepers\"'"
+
+# --- introspection and properties -------------------------------------------------------------
+intro=$(in_ busctl introspect --xml-interface org.latnice1 /org/latnice1)
+check "introspection lists org.latnice1.Manager" grep -q 'interface name="org.latnice1.Manager"' <<< "$intro"
+for m in GetTask ListApplied Explain ListRules ListProfiles Reload SetProfile SetLatencyNice; do
+        check "introspection has method $m" grep -q "method name=\"$m\"" <<< "$intro"
+done
+for s in Applied Reloaded; do
+        check "introspection has signal $s" grep -q "signal name=\"$s\"" <<< "$intro"
+done
+check "counters say EmitsChangedSignal=false" \
+        $PY -c 'import sys,re; x=sys.stdin.read(); m=re.search(r"<property name=\"EventsSeen\".*?</property>|<property name=\"EventsSeen\"[^>]*/>", x, re.S); sys.exit(0 if m and "EmitsChangedSignal\" value=\"false\"" in m.group(0) else 1)' <<< "$intro"
+check "Profile emits changes (no EmitsChangedSignal=false)" \
+        $PY -c 'import sys,re; x=sys.stdin.read(); m=re.search(r"<property name=\"Profile\".*?</property>|<property name=\"Profile\"[^>]*/>", x, re.S); sys.exit(0 if m and "value=\"false\"" not in m.group(0) else 1)' <<< "$intro"
+
+for p in Version Backend BackendReason EventSource Profile RuleFiles RuleErrors TasksApplied EventsSeen EventsLost; do
+        check "nobody reads $p" as_nobody busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager "$p"
+done
+check "nobody introspects" as_nobody busctl introspect org.latnice1 /org/latnice1
+check "nobody calls GetTask" as_nobody busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u "$SLEEPER"
+check "nobody calls ListApplied, Explain, ListRules, ListProfiles" as_nobody sh -c "
+        busctl call org.latnice1 /org/latnice1 org.latnice1.Manager ListApplied &&
+        busctl call org.latnice1 /org/latnice1 org.latnice1.Manager Explain u $SLEEPER &&
+        busctl call org.latnice1 /org/latnice1 org.latnice1.Manager ListRules &&
+        busctl call org.latnice1 /org/latnice1 org.latnice1.Manager ListProfiles"
+profile=$(in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager Profile)
+check "Profile is quiet (is: $profile)" [ "$profile" = 's "quiet"' ]
+
+# --- authorization ------------------------------------------------------------------------------
+out=$(call_nobody Reload "")
+check "nobody: Reload refused by polkit (got: $out)" expect_error org.latnice1.Error.AccessDenied "$out"
+out=$(call_nobody SetLatencyNice ui "$NB" 3)
+check "nobody: raising its own process succeeds (got: $out)" [ "${out%% *}" = OK ]
+out=$(in_ busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u "$NB")
+check "GetTask shows 3, set manually (got: ${out:0:60})" grep -q '^sissssta(ussiitb) "tail" 3 "manual"' <<< "$out"
+out=$(call_nobody SetLatencyNice ui "$NB" 1)
+check "nobody: lowering its own process is refused (got: $out)" refused "$out"
+out=$(call_nobody SetLatencyNice ui "$SLEEPER" 9)
+check "nobody: raising root's process is refused (got: $out)" refused "$out"
+out=$(call_nobody SetProfile s loud)
+check "nobody: SetProfile allowed by the polkit rule (got: $out)" [ "${out%% *}" = OK ]
+check "Profile is now loud" eventually 5 sh -c "[ \"\$($L exec $NAME busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager Profile)\" = 's \"loud\"' ]"
+# without the polkit rule nobody would be refused: a polkitd answer of "challenge" on a non-interactive call
+out=$(call Reload "")
+check "root: Reload succeeds (got: $out)" [ "${out%% *}" = OK ]
+out=$(call SetProfile s quiet)
+check "root: SetProfile succeeds (got: $out)" [ "${out%% *}" = OK ]
+out=$(call SetLatencyNice ui "$NB" -5)
+check "root: lowering succeeds (got: $out)" [ "${out%% *}" = OK ]
+check "the value is -5 (kernel view)" sh -c "$L exec $NAME busctl call org.latnice1 /org/latnice1 \
+        org.latnice1.Manager GetTask u $NB | grep -q '^sissssta(ussiitb) \"tail\" -5 '"
+
+# --- named errors -------------------------------------------------------------------------------
+out=$(call SetLatencyNice ui "$NB" 20)
+check "value 20: InvalidValue (got: $out)" expect_error org.latnice1.Error.InvalidValue "$out"
+out=$(call_nobody SetLatencyNice ui "$NB" -21)
+check "value -21 as nobody: InvalidValue, not a refusal (got: $out)" expect_error org.latnice1.Error.InvalidValue "$out"
+out=$(call GetTask u 4000000)
+check "GetTask of a missing pid: NoSuchProcess (got: $out)" expect_error org.latnice1.Error.NoSuchProcess "$out"
+out=$(call Explain u 4000000)
+check "Explain of a missing pid: NoSuchProcess (got: $out)" expect_error org.latnice1.Error.NoSuchProcess "$out"
+out=$(call SetLatencyNice ui 4000000 1)
+check "SetLatencyNice of a missing pid: NoSuchProcess (got: $out)" expect_error org.latnice1.Error.NoSuchProcess "$out"
+out=$(call GetTask u 4294967295)
+check "GetTask of pid 2^32-1: InvalidPID (got: $out)" expect_error org.latnice1.Error.InvalidPID "$out"
+out=$(call SetProfile s nope)
+check "SetProfile nope: NoSuchProfile (got: $out)" expect_error org.latnice1.Error.NoSuchProfile "$out"
+out=$(call_nobody SetProfile s ../etc/passwd)
+check "SetProfile ../etc/passwd: InvalidProfileName (got: $out)" expect_error org.latnice1.Error.InvalidProfileName "$out"
+
+# --- latnicectl agrees with busctl -------------------------------------------------------------
+backend=$(in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager Backend)
+st=$(as_nobody "$CTL" status)
+bname=$(sed 's/^s "\(.*\)"$/\1/' <<< "$backend")
+check "latnicectl status (nobody) shows the backend $bname" grep -q "Backend: $bname" <<< "$st"
+check "latnicectl status shows the profile" grep -q "Profile: quiet" <<< "$st"
+js=$(in_ "$CTL" --json status)
+check "latnicectl --json status parses and matches busctl" $PY -c "
+import json, sys; d = json.loads(sys.argv[1]); assert d['backend'] == sys.argv[2], d; assert d['profile'] == 'quiet'" \
+        "$js" "$(sed 's/^s "\(.*\)"$/\1/' <<< "$backend")"
+li=$(in_ "$CTL" list)
+check "latnicectl list shows the sleeper with 5" grep -qE "^ *$SLEEPER +sleep +5 +\[Process sleepers\]" <<< "$li"
+check "latnicectl --json list has the sleeper" $PY -c "
+import json, sys; d = json.loads(sys.argv[1]); assert any(e['pid'] == int(sys.argv[2]) and e['latency_nice'] == 5 for e in d), d" \
+        "$(in_ "$CTL" list --json)" "$SLEEPER"
+g=$(as_nobody "$CTL" get "$SLEEPER")
+check "latnicectl get (nobody) names the rule" grep -q "PID $SLEEPER (sleep): latency nice 5, set by latniced: \[Process sleepers\]" <<< "$g"
+check "latnicectl --json get agrees with GetTask" $PY -c "
+import json, sys; d = json.loads(sys.argv[1]); assert d[0]['latency_nice'] == 5 and d[0]['set_by'] == 'rule', d" \
+        "$(in_ "$CTL" --json get "$SLEEPER")"
+ex=$(as_nobody "$CTL" explain "$SLEEPER")
+check "latnicectl explain: matched sleepers" grep -q "^Matched:  \[Process sleepers\] .*50-test.conf:1 -> LatencyNice=5" <<< "$ex"
+check "latnicectl explain: shadowed sleepers-too" grep -q "^Shadowed: \[Process sleepers-too\] .*50-test.conf:5 -> LatencyNice=7" <<< "$ex"
+check "latnicectl set as nobody raises its own process" as_nobody "$CTL" set -l 8 -p "$NB"
+rc=0; as_nobody "$CTL" set -l 0 -p "$NB" >/dev/null 2>&1 || rc=$?
+check "latnicectl set as nobody lowering: exit 5 (got $rc)" [ $rc = 5 ]
+rc=0; in_ "$CTL" set -l 0 -p 4000000 >/dev/null 2>&1 || rc=$?
+check "latnicectl set on a missing pid: exit 3 (got $rc)" [ $rc = 3 ]
+rc=0; as_nobody "$CTL" reload >/dev/null 2>&1 || rc=$?
+check "latnicectl reload as nobody: exit 5 (got $rc)" [ $rc = 5 ]
+check "latnicectl reload as root" in_ "$CTL" reload
+check "latnicectl profile lists quiet as active" sh -c "$L exec $NAME $CTL profile | grep -q '^\* quiet'"
+check "latnicectl profile loud as root" in_ "$CTL" profile loud
+check "latnicectl profile quiet as root" in_ "$CTL" profile quiet
+
+# --- Reloaded signal ----------------------------------------------------------------------------
+in_ timeout 5 busctl monitor --match "type='signal',interface='org.latnice1.Manager',member='Reloaded'" \
+        > "$WORK/monitor.log" 2>&1 &
+mon=$!
+sleep 1
+in_ busctl call org.latnice1 /org/latnice1 org.latnice1.Manager Reload >/dev/null
+wait $mon
+check "Reload emits Reloaded" grep -q 'Member=Reloaded' "$WORK/monitor.log"
+
+# --- without polkit: root only, with a clear error --------------------------------------------
+check "stop and mask polkit" in_ sh -c 'systemctl mask -q --runtime polkit.service && systemctl stop polkit.service'
+out=$(call_nobody SetProfile s loud)
+echo "     $out"
+check "no polkit: nobody's SetProfile refused" expect_error org.latnice1.Error.AccessDenied "$out"
+check "no polkit: the error says polkit is not available" grep -q "polkit is not available" <<< "$out"
+out=$(call_nobody SetLatencyNice ui "$NB" 12)
+check "no polkit: nobody still raises its own process (got: $out)" [ "${out%% *}" = OK ]
+out=$(call SetProfile s quiet)
+check "no polkit: root still switches profiles (got: $out)" [ "${out%% *}" = OK ]
+
+# --- memory: 1000 GetTask calls ---------------------------------------------------------------
+DPID=$(in_ systemctl show -P MainPID latniced.service)
+rss() { in_ awk '/^VmRSS:/ { print $2 }' "/proc/$DPID/status"; }
+in_ $PY "$IN/loop.py" 200 "$SLEEPER"
+rss0=$(rss)
+in_ $PY "$IN/loop.py" 1000 "$SLEEPER"
+rss1=$(rss)
+in_ $PY "$IN/loop.py" 1000 "$SLEEPER"
+rss2=$(rss)
+echo "     latniced VmRSS: $rss0 kB after warm-up, $rss1 kB after 1000 GetTask, $rss2 kB after 2000"
+check "RSS flat over 1000 GetTask calls (+$((rss1 - rss0)) kB)" [ $((rss1 - rss0)) -le 64 ]
+check "RSS flat over the next 1000 (+$((rss2 - rss1)) kB)" [ $((rss2 - rss1)) -le 16 ]
+check "latniced still active" in_ systemctl is-active -q latniced.service
+
+if ((failures)); then
+        echo "--- latniced journal"
+        in_ journalctl --no-pager -u latniced -n 40
+        echo "$failures check(s) failed"
+        exit 1
+fi
+echo "all checks passed"
+exit 0

@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The org.latnice1.Manager vtable over a socketpair, without a bus: argument
+ * checking, named errors, introspection, properties and the match trace.
+ * A server thread runs the vtable on a hand-built Manager; the manager's
+ * actions (reload, set profile) are stubs here, so this tests the bus layer
+ * alone. As root, a child that drops to nobody connects too and must be
+ * refused what needs authorization (a direct connection has no polkit).
+ */
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <systemd/sd-bus.h>
+
+#include "latnice/dbus.h"
+#include "manager-bus.h"
+#include "tests.h"
+#include "util.h"
+
+/* ---- stubs for what manager.c does ------------------------------------ */
+
+static int stub_reload_result;
+static char self_comm[32];
+static char stub_profile[64];
+
+int manager_reload(Manager *m, bool startup) {
+        return stub_reload_result;
+}
+
+int manager_set_profile(Manager *m, const char *name) {
+        if (strcmp(name, "broken") == 0)
+                return -EINVAL;
+        snprintf(stub_profile, sizeof(stub_profile), "%s", name);
+        return 0;
+}
+
+const char *source_kind_to_string(SourceKind k) {
+        return k == SOURCE_SCAN ? "proc-scan" : "bpf";
+}
+
+/* ---- the server -------------------------------------------------------- */
+
+typedef struct Server {
+        Manager *m;
+        sd_bus *bus;
+        int listen_fd; /* extra connections (the unprivileged child), or -1 */
+        volatile bool done;
+} Server;
+
+static sd_bus *server_bus_new(Manager *m, int fd) {
+        sd_bus *bus = NULL;
+        sd_id128_t id;
+
+        ASSERT_EQ(sd_id128_randomize(&id), 0);
+        ASSERT_EQ(sd_bus_new(&bus), 0);
+        ASSERT_EQ(sd_bus_set_fd(bus, fd, fd), 0);
+        ASSERT_EQ(sd_bus_set_server(bus, 1, id), 0);
+        ASSERT_EQ(sd_bus_negotiate_creds(bus, 1, SD_BUS_CREDS_PID | SD_BUS_CREDS_EUID), 0);
+        ASSERT_EQ(manager_bus_add_objects(m, bus), 0);
+        ASSERT_EQ(sd_bus_start(bus), 0);
+        return bus;
+}
+
+static void *server_thread(void *p) {
+        Server *s = p;
+        sd_bus *extra = NULL;
+
+        while (!s->done) {
+                int r;
+
+                if (s->listen_fd >= 0 && !extra) {
+                        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+                        if (fd >= 0)
+                                extra = server_bus_new(s->m, fd);
+                }
+                do {
+                        r = sd_bus_process(s->bus, NULL);
+                } while (r > 0);
+                if (extra) {
+                        do {
+                                r = sd_bus_process(extra, NULL);
+                        } while (r > 0);
+                        if (r < 0) /* the child hung up */
+                                extra = sd_bus_flush_close_unref(extra);
+                }
+                (void) sd_bus_wait(s->bus, 20 * 1000);
+        }
+        sd_bus_flush_close_unref(extra);
+        return NULL;
+}
+
+static sd_bus *client_new(int fd) {
+        sd_bus *bus = NULL;
+
+        ASSERT_EQ(sd_bus_new(&bus), 0);
+        ASSERT_EQ(sd_bus_set_fd(bus, fd, fd), 0);
+        ASSERT_EQ(sd_bus_start(bus), 0);
+        return bus;
+}
+
+/* Calls a method; returns the error name ("" on success). reply may be NULL. */
+static const char *call(sd_bus *bus, sd_bus_message **reply, const char *member, const char *sig, ...) {
+        static char name[256];
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        va_list ap;
+        int r;
+
+        ASSERT_TRUE(sd_bus_message_new_method_call(bus, &msg, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE,
+                                                   member) >= 0);
+        if (sig) {
+                va_start(ap, sig);
+                ASSERT_TRUE(sd_bus_message_appendv(msg, sig, ap) >= 0);
+                va_end(ap);
+        }
+        r = sd_bus_call(bus, msg, 5 * 1000 * 1000, &error, reply);
+        snprintf(name, sizeof(name), "%s", r >= 0 ? "" : error.name ? error.name : "errno");
+        if (r < 0 && getenv("TEST_VERBOSE"))
+                fprintf(stderr, "%s: %s: %s\n", member, name, error.message ?: "");
+        sd_bus_error_free(&error);
+        return name;
+}
+
+/* ---- the checks -------------------------------------------------------- */
+
+static void test_introspection(sd_bus *c) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *xml, *p;
+
+        ASSERT_TRUE(sd_bus_call_method(c, NULL, LATNICE_BUS_PATH, "org.freedesktop.DBus.Introspectable",
+                                       "Introspect", &error, &reply, NULL) >= 0);
+        ASSERT_TRUE(sd_bus_message_read(reply, "s", &xml) > 0);
+        ASSERT_TRUE(strstr(xml, "<interface name=\"org.latnice1.Manager\">"));
+        for (const char *const *m = (const char *const[]) { "GetTask", "ListApplied", "Explain", "ListRules",
+                                                              "ListProfiles", "Reload", "SetProfile",
+                                                              "SetLatencyNice", NULL };
+             *m; m++) {
+                char needle[64];
+
+                snprintf(needle, sizeof(needle), "<method name=\"%s\">", *m);
+                ASSERT_TRUE(strstr(xml, needle));
+        }
+        ASSERT_TRUE(strstr(xml, "<signal name=\"Applied\">"));
+        ASSERT_TRUE(strstr(xml, "<arg type=\"u\" name=\"pid\"/>"));
+        /* counters say they do not emit changes; Profile does */
+        p = strstr(xml, "<property name=\"EventsSeen\" type=\"t\" access=\"read\">");
+        ASSERT_TRUE(p);
+        ASSERT_TRUE(strstr(p, "EmitsChangedSignal\" value=\"false\"") < strstr(p, "</property>"));
+        p = strstr(xml, "<property name=\"Profile\" type=\"s\"");
+        ASSERT_TRUE(p);
+        {
+                const char *next = strstr(p + 1, "<property"), *ann = strstr(p, "EmitsChangedSignal");
+
+                ASSERT_TRUE(!ann || (next && ann > next));
+        }
+        sd_bus_error_free(&error);
+}
+
+static void test_properties(sd_bus *c) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        char *s = NULL, **l = NULL;
+        uint64_t t = 0;
+
+        ASSERT_TRUE(sd_bus_get_property_string(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Backend", &error,
+                                               &s) >= 0);
+        ASSERT_STREQ(s, "none");
+        free(s);
+        ASSERT_TRUE(sd_bus_get_property_string(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Profile", &error,
+                                               &s) >= 0);
+        ASSERT_STREQ(s, "");
+        free(s);
+        ASSERT_TRUE(sd_bus_get_property_string(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "EventSource",
+                                               &error, &s) >= 0);
+        ASSERT_STREQ(s, "proc-scan");
+        free(s);
+        ASSERT_TRUE(sd_bus_get_property_trivial(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "EventsSeen",
+                                                &error, 't', &t) >= 0);
+        ASSERT_EQ(t, 42);
+        ASSERT_TRUE(sd_bus_get_property_strv(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "RuleErrors", &error,
+                                             &l) >= 0);
+        ASSERT_EQ(strv_length(l), 1);
+        ASSERT_TRUE(strstr(l[0], "test.conf:11: "));
+        strv_free(l);
+        sd_bus_error_free(&error);
+}
+
+static void test_get_task(sd_bus *c) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *comm, *set_by, *rule, *ref, *backend;
+        uint64_t start;
+        int32_t value;
+
+        ASSERT_STREQ(call(c, &reply, "GetTask", "u", (uint32_t) getpid()), "");
+        ASSERT_TRUE(sd_bus_message_read(reply, "sisssst", &comm, &value, &set_by, &rule, &ref, &backend, &start) >
+                    0);
+        ASSERT_STREQ(set_by, LATNICE_SET_BY_NONE);
+        ASSERT_STREQ(backend, "none");
+        ASSERT_TRUE(start > 0);
+        reply = sd_bus_message_unref(reply);
+        /* 0 is the caller: over a socketpair, this process */
+        ASSERT_STREQ(call(c, &reply, "GetTask", "u", (uint32_t) 0), "");
+        reply = sd_bus_message_unref(reply);
+
+        ASSERT_STREQ(call(c, NULL, "GetTask", "u", (uint32_t) 4294967295U), LATNICE_ERROR_INVALID_PID);
+        ASSERT_STREQ(call(c, NULL, "GetTask", "u", (uint32_t) 0x7fffffff), LATNICE_ERROR_NO_SUCH_PROCESS);
+        ASSERT_STREQ(call(c, NULL, "Explain", "u", (uint32_t) 0x7fffffff), LATNICE_ERROR_NO_SUCH_PROCESS);
+        /* a wrong signature is sd-bus's InvalidArgs, never a crash */
+        ASSERT_STREQ(call(c, NULL, "GetTask", "s", "1"), SD_BUS_ERROR_INVALID_ARGS);
+        ASSERT_STREQ(call(c, NULL, "NoSuchMethod", NULL), SD_BUS_ERROR_UNKNOWN_METHOD);
+}
+
+static void test_explain(sd_bus *c) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *how, *kind, *name, *file, *k, *v, *comm = NULL;
+        uint32_t line;
+        int32_t value;
+        char **because = NULL;
+        unsigned n_shadowed = 0;
+
+        ASSERT_STREQ(call(c, &reply, "Explain", "u", (uint32_t) getpid()), "");
+        ASSERT_TRUE(sd_bus_message_enter_container(reply, 'a', "{ss}") > 0);
+        while (sd_bus_message_read(reply, "{ss}", &k, &v) > 0)
+                if (strcmp(k, "comm") == 0)
+                        comm = v;
+        ASSERT_STREQ(comm, self_comm);
+        ASSERT_TRUE(sd_bus_message_exit_container(reply) >= 0);
+        ASSERT_TRUE(sd_bus_message_read(reply, "s(sssui)", &how, &kind, &name, &file, &line, &value) > 0);
+        ASSERT_STREQ(how, "process");
+        ASSERT_STREQ(name, "first");
+        ASSERT_EQ(line, 1);
+        ASSERT_EQ(value, -3);
+        ASSERT_TRUE(sd_bus_message_read_strv(reply, &because) > 0);
+        ASSERT_TRUE(strncmp(because[0], "Comm=", 5) == 0);
+        ASSERT_STREQ(because[0] + 5, self_comm);
+        strv_free(because);
+        ASSERT_TRUE(sd_bus_message_enter_container(reply, 'a', "(sssui)") > 0);
+        while (sd_bus_message_read(reply, "(sssui)", &kind, &name, &file, &line, &value) > 0) {
+                ASSERT_STREQ(name, "second");
+                ASSERT_EQ(value, 4);
+                n_shadowed++;
+        }
+        ASSERT_EQ(n_shadowed, 1);
+}
+
+static void test_lists(sd_bus *c) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *name, *path;
+        int active;
+        unsigned n = 0;
+
+        ASSERT_STREQ(call(c, &reply, "ListProfiles", NULL), "");
+        ASSERT_TRUE(sd_bus_message_enter_container(reply, 'a', "(ssb)") > 0);
+        while (sd_bus_message_read(reply, "(ssb)", &name, &path, &active) > 0) {
+                ASSERT_TRUE(strcmp(name, "gaming") == 0 || strcmp(name, "broken") == 0);
+                ASSERT_TRUE(strstr(path, name));
+                n++;
+        }
+        ASSERT_EQ(n, 2);
+        reply = sd_bus_message_unref(reply);
+        ASSERT_STREQ(call(c, &reply, "ListRules", NULL), "");
+        reply = sd_bus_message_unref(reply);
+        ASSERT_STREQ(call(c, &reply, "ListApplied", NULL), "");
+}
+
+static void test_changes_as_root(sd_bus *c) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        uint32_t rules, errors;
+
+        /* bad input: named errors, whoever asks */
+        ASSERT_STREQ(call(c, NULL, "SetProfile", "s", "../etc/passwd"), LATNICE_ERROR_INVALID_PROFILE_NAME);
+        ASSERT_STREQ(call(c, NULL, "SetProfile", "s", ""), LATNICE_ERROR_INVALID_PROFILE_NAME);
+        ASSERT_STREQ(call(c, NULL, "SetProfile", "s", "nope"), LATNICE_ERROR_NO_SUCH_PROFILE);
+        ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 20),
+                     LATNICE_ERROR_INVALID_VALUE);
+        ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) -21),
+                     LATNICE_ERROR_INVALID_VALUE);
+        ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) 4294967295U, (int32_t) 1),
+                     LATNICE_ERROR_INVALID_PID);
+        /* this Manager's backend is none */
+        ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 1),
+                     LATNICE_ERROR_NOT_SUPPORTED);
+
+        if (geteuid() != 0)
+                return;
+        stub_reload_result = 0;
+        ASSERT_STREQ(call(c, &reply, "Reload", NULL), "");
+        ASSERT_TRUE(sd_bus_message_read(reply, "uu", &rules, &errors) > 0);
+        ASSERT_EQ(rules, 2);
+        ASSERT_EQ(errors, 1);
+        stub_reload_result = -EINVAL;
+        ASSERT_STREQ(call(c, NULL, "Reload", NULL), LATNICE_ERROR_RELOAD_FAILED);
+        ASSERT_STREQ(call(c, NULL, "SetProfile", "s", "gaming"), "");
+        ASSERT_STREQ(stub_profile, "gaming");
+        ASSERT_STREQ(call(c, NULL, "SetProfile", "s", "broken"), LATNICE_ERROR_RELOAD_FAILED);
+}
+
+/* As nobody, on its own connection: what needs authorization is refused. */
+static int unprivileged_child(const struct sockaddr_un *sa, socklen_t salen) {
+        sd_bus *c;
+        int fd;
+
+        if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                return 2;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (const struct sockaddr *) sa, salen) < 0)
+                return 3;
+        c = client_new(fd);
+        ASSERT_STREQ(call(c, NULL, "Reload", NULL), LATNICE_ERROR_ACCESS_DENIED);
+        ASSERT_STREQ(call(c, NULL, "SetProfile", "s", "gaming"), LATNICE_ERROR_ACCESS_DENIED);
+        /* bad input still gets its own name, before any authorization */
+        ASSERT_STREQ(call(c, NULL, "SetProfile", "s", "no such"), LATNICE_ERROR_INVALID_PROFILE_NAME);
+        ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 99),
+                     LATNICE_ERROR_INVALID_VALUE);
+        /* reading is open */
+        ASSERT_STREQ(call(c, NULL, "GetTask", "u", (uint32_t) getpid()), "");
+        ASSERT_STREQ(call(c, NULL, "ListProfiles", NULL), "");
+        sd_bus_flush_close_unref(c);
+        return 0;
+}
+
+int main(void) {
+        static const char rules_fmt[] =
+                "[Process first]\n"
+                "Comm=%s\n"
+                "LatencyNice=-3\n"
+                "\n"
+                "[Process second]\n"
+                "Comm=%.3s*\n"
+                "LatencyNice=4\n"
+                "\n"
+                "[Process third]\n"
+                "Comm=x\n"
+                "Bogus=1\n";
+        char *rules = NULL;
+        const char *dir = test_tmpdir();
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        socklen_t salen = 0;
+        Server s = { .listen_fd = -1 };
+        Manager *m;
+        pthread_t thread;
+        sd_bus *client;
+        int pair[2], r;
+
+        test_write(dir, "profiles/gaming.conf", "[Process game]\nComm=game\nLatencyNice=-5\n");
+        test_write(dir, "profiles/broken.conf", "[Process x]\n");
+
+        m = calloc(1, sizeof(Manager));
+        ASSERT_TRUE(m);
+        m->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(m->proc_fd >= 0);
+        m->applied = applied_table_new();
+        m->probe.backend = BACKEND_NONE; /* deterministic, and nothing gets applied */
+        snprintf(m->probe.reason, sizeof(m->probe.reason), "unit test");
+        m->source = SOURCE_SCAN;
+        m->events_seen = 42;
+        m->options.profile_dir = test_path(dir, "profiles");
+        m->options.root = (char *) dir;
+        /* match on our own name, whatever runs us (valgrind renames the process) */
+        {
+                FILE *f = fopen("/proc/self/comm", "re");
+
+                ASSERT_TRUE(f && fgets(self_comm, sizeof(self_comm), f));
+                fclose(f);
+                self_comm[strcspn(self_comm, "\n")] = 0;
+        }
+        ASSERT_TRUE(asprintf(&rules, rules_fmt, self_comm, self_comm) > 0);
+        r = rule_set_load_buffer("test.conf", rules, strlen(rules), &m->rules);
+        free(rules);
+        ASSERT_EQ(r, 0);
+        ASSERT_EQ(m->rules->n_rules, 2);
+        ASSERT_EQ(m->rules->n_errors, 1);
+
+        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair), 0);
+        s.m = m;
+        s.bus = server_bus_new(m, pair[0]);
+        if (geteuid() == 0) {
+                /* an abstract socket for the child that drops privileges */
+                snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "latnice-test-bus-vtable-%d", (int) getpid());
+                salen = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + strlen(sa.sun_path + 1));
+                s.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                ASSERT_TRUE(s.listen_fd >= 0);
+                ASSERT_EQ(bind(s.listen_fd, (struct sockaddr *) &sa, salen), 0);
+                ASSERT_EQ(listen(s.listen_fd, 1), 0);
+        }
+        ASSERT_EQ(pthread_create(&thread, NULL, server_thread, &s), 0);
+        client = client_new(pair[1]);
+
+        test_introspection(client);
+        test_properties(client);
+        test_get_task(client);
+        test_explain(client);
+        test_lists(client);
+        test_changes_as_root(client);
+
+        if (s.listen_fd >= 0) {
+                pid_t pid = fork();
+                int status;
+
+                ASSERT_TRUE(pid >= 0);
+                if (pid == 0)
+                        _exit(unprivileged_child(&sa, salen));
+                ASSERT_EQ(waitpid(pid, &status, 0), pid);
+                ASSERT_TRUE(WIFEXITED(status));
+                ASSERT_EQ(WEXITSTATUS(status), 0);
+                printf("unprivileged caller: refused Reload and SetProfile, named errors for bad input\n");
+        } else
+                printf("not root: skipped the unprivileged-caller part\n");
+
+        sd_bus_flush_close_unref(client);
+        s.done = true;
+        pthread_join(thread, NULL);
+        manager_bus_on_disconnected(m);
+        sd_bus_flush_close_unref(s.bus);
+        if (s.listen_fd >= 0)
+                close(s.listen_fd);
+        rule_set_free(m->rules);
+        applied_table_free(m->applied);
+        close(m->proc_fd);
+        free(m);
+        printf("test-bus-vtable: all checks passed\n");
+        return 0;
+}
