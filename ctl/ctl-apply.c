@@ -55,15 +55,17 @@ static int exit_code_for(int r) {
 }
 
 /* Why sched_setattr() said EPERM, in words an administrator can act on. */
-static const char *permission_hint(const SchedProbe *p, int ln, int proc_fd, pid_t pid) {
+static const char *permission_hint(const SchedProbe *p, int proc_fd, pid_t pid) {
         struct stat st;
         char path[16];
 
-        if (p->backend == BACKEND_LATENCY_NICE && ln < 0 && geteuid() != 0)
-                return "lowering latency nice below 0 needs CAP_SYS_NICE";
         snprintf(path, sizeof(path), "%d", (int) pid);
         if (proc_fd >= 0 && fstatat(proc_fd, path, &st, 0) >= 0 && st.st_uid != geteuid())
                 return "the process belongs to another user; changing it needs CAP_SYS_NICE";
+        /* The series treats latency nice like nice: raising is free, lowering
+         * (below 0, or below the current value) is privileged. */
+        if (p->backend == BACKEND_LATENCY_NICE && geteuid() != 0)
+                return "lowering latency nice needs CAP_SYS_NICE";
         return "not permitted (CAP_SYS_NICE or a security policy may be missing)";
 }
 
@@ -135,7 +137,7 @@ int verb_run(Ctl *ctl, int argc, char **argv) {
         }
         if (r == -EPERM || r == -EACCES) {
                 fprintf(stderr, "Cannot set latency nice %d: %s. Not running %s.\n", ln,
-                        permission_hint(&p, ln, -1, getpid()), argv[optind]);
+                        permission_hint(&p, -1, getpid()), argv[optind]);
                 return CTL_EXIT_PERMISSION;
         }
         if (r < 0) {
@@ -300,7 +302,7 @@ static int set_one(const SchedProbe *p, int proc_fd, pid_t pid, int ln) {
         }
         if (r == -EPERM || r == -EACCES) {
                 fprintf(stderr, "PID %d (%s): %s, nothing applied.\n", (int) pid, st.comm,
-                        permission_hint(p, ln, proc_fd, pid));
+                        permission_hint(p, proc_fd, pid));
                 return CTL_EXIT_PERMISSION;
         }
         if (r < 0) {
@@ -335,7 +337,7 @@ static int set_one(const SchedProbe *p, int proc_fd, pid_t pid, int ln) {
         if (res.n_failed > 0) {
                 fprintf(stderr, "PID %d (%s): PARTIAL: %u thread%s kept the old value: %s.\n", (int) pid, st.comm,
                         res.n_failed, res.n_failed == 1 ? "" : "s",
-                        res.first_error == -EPERM ? permission_hint(p, ln, proc_fd, pid) :
+                        res.first_error == -EPERM ? permission_hint(p, proc_fd, pid) :
                                                     strerror(-res.first_error));
                 return exit_code_for(res.first_error);
         }

@@ -727,6 +727,17 @@ int sched_apply_process(const SchedProbe *p, int proc_fd, pid_t pid, uint64_t st
                 if (c.zombie_leader)
                         return -ESRCH;
                 apply_account(&res, sched_thread_set_raw(p, pid, c.raw, NULL));
+        } else if (st.num_threads == 1 && !c.zombie_leader) {
+                /* Most processes: set the only thread, then one stat read
+                 * instead of two listings. A thread born before the set is
+                 * counted there; one born after it inherits the value. */
+                apply_account(&res, sched_thread_set_raw(p, pid, c.raw, NULL));
+                r = read_stat_at(dir_fd, "stat", &st);
+                if (r >= 0 && st.num_threads > 1) {
+                        r = sched_walk_threads(dir_fd, &pid, 1, apply_one, &c);
+                        if (r < 0 && r != -ESRCH && r != -EAGAIN && res.first_error == 0)
+                                res.first_error = r;
+                }
         } else {
                 r = sched_walk_threads(dir_fd, NULL, 0, apply_one, &c);
                 /* -EAGAIN: still making threads after many rounds; what we did stands */

@@ -181,9 +181,12 @@ static int run_ctl(char **argv, char **ret_out) {
                 ssize_t k;
 
                 if (size + 1024 > alloc) {
+                        char *n;
+
                         alloc = alloc ? alloc * 2 : 4096;
-                        out = realloc(out, alloc);
-                        ASSERT_TRUE(out);
+                        n = realloc(out, alloc);
+                        ASSERT_TRUE(n);
+                        out = n;
                 }
                 k = read(p[0], out + size, alloc - size - 1);
                 ASSERT_TRUE(k >= 0);
