@@ -153,7 +153,7 @@ int verb_run(Ctl *ctl, int argc, char **argv) {
 }
 
 static void print_thread(const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid) {
-        char path[64], lnbuf[16] = "-", slice[32] = "-";
+        char path[64], lnbuf[16] = "-", slice[32] = "-", policy[24];
         ProcStat st = {};
         ThreadSched t;
         int r;
@@ -187,8 +187,13 @@ static void print_thread(const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid)
         default:
                 break;
         }
-        printf("%8d  %-15s  %-8s  %4d  %-8s  %s\n", (int) tid, st.comm[0] ? st.comm : "?",
-               sched_policy_to_string(t.attr.sched_policy), (int) t.attr.sched_nice, lnbuf, slice);
+        if (t.attr.sched_priority > 0)
+                snprintf(policy, sizeof(policy), "%s:%u", sched_policy_to_string(t.attr.sched_policy),
+                         t.attr.sched_priority);
+        else
+                snprintf(policy, sizeof(policy), "%s", sched_policy_to_string(t.attr.sched_policy));
+        printf("%8d  %-15s  %-8s  %4d  %-8s  %s\n", (int) tid, st.comm[0] ? st.comm : "?", policy,
+               (int) t.attr.sched_nice, lnbuf, slice);
 }
 
 int verb_get(Ctl *ctl, int argc, char **argv) {
