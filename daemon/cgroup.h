@@ -66,7 +66,8 @@ const char *cgroup_latency_knob(const CGroupMounts *m);
  * hybrid: systemd made none, the unit needs CPUAccounting=yes),
  * -EOPNOTSUPP if the directory exists but the kernel has no knob,
  * -ENXIO if no cpu hierarchy is mounted, -EINVAL for a bad path or value,
- * -EBADMSG if the knob holds something unexpected.
+ * -EBADMSG if the knob holds something unexpected. The root cgroup never
+ * has the knob (CFTYPE_NOT_ON_ROOT in kernel/): -EOPNOTSUPP there too.
  */
 int cgroup_latency_nice_get(const CGroupMounts *m, const char *cgroup_path, int *ret);
 int cgroup_latency_nice_set(const CGroupMounts *m, const char *cgroup_path, int latency_nice);
