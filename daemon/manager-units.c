@@ -1,36 +1,592 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* XXX: placeholder until unit rules land (issue 6): [Unit] rules load but do not apply yet. */
+/*
+ * [Unit NAME] rules. systemd-watch.c tells us which units the rules name and
+ * where their cgroups are; this file decides what that means:
+ *
+ * - where the kernel has the cgroup knob (the latency-nice series), the
+ *   unit's cgroup gets the value through cpu.latency.nice / cpu.latency,
+ *   and on the v1/v2 hybrid systemd is asked for CPUAccounting=yes so that
+ *   the unit has a directory in the cpu hierarchy at all;
+ * - where it has none (mainline EEVDF), every task in the unit's subtree
+ *   gets the value per task: the in-kernel prefilter lets execs below the
+ *   unit's cgroup through (manager_units_filter_ids), execs that no process
+ *   rule matches come to manager_units_decide(), and the subtree is walked
+ *   when the unit appears, when rules change, and after every finished job
+ *   (processes started or moved in without an exec of their own).
+ *
+ * Which rule wins is decided from the process's cgroup path, exactly as
+ * "latnicectl explain" does: process rules first, then the first unit rule
+ * in file order whose unit the path runs through. Unit rules are active
+ * once systemd answered on the bus; what was applied stays applied while
+ * systemd or the bus restarts, and is re-checked when it is back.
+ */
 
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+
+#include "log.h"
 #include "manager-units.h"
+#include "systemd-watch.h"
 
-int manager_units_on_connected(Manager *m) {
-        (void) m;
-        return 0;
+typedef struct ManagerUnits {
+        SystemdWatch *watch;
+        CGroupMounts mounts;
+        int mounts_error;      /* 0, or why there are no cgroup mounts */
+        bool active;           /* systemd answered at least once: unit rules are in force */
+        bool logged_offline;   /* said once that unit rules are inactive */
+        bool knob_missing;     /* the kernel has no cgroup knob after all: per task */
+        UnitKnob *knobs;
+        size_t n_knobs;
+        char **asked_cpu_accounting; /* units we asked for CPUAccounting=yes */
+        uint64_t *ids;         /* what manager_units_filter_ids() last returned */
+        size_t n_ids;
+        sd_event_source *rescan_timer;
+        sd_event_source *offline_timer; /* grace period before saying unit rules are inactive */
+        char *offline_reason;
+} ManagerUnits;
+
+static ManagerUnits *units_get(Manager *m) {
+        ManagerUnits *u = m->units_state;
+
+        if (u)
+                return u;
+        u = calloc(1, sizeof(ManagerUnits));
+        if (!u)
+                return NULL;
+        u->mounts_error = cgroup_mounts_find("/proc/self/mountinfo", &u->mounts);
+        m->units_state = u;
+        return u;
 }
 
-void manager_units_on_disconnected(Manager *m) {
-        (void) m;
+static bool has_unit_rules(Manager *m) {
+        for (size_t i = 0; m->rules && i < m->rules->n_rules; i++)
+                if (m->rules->rules[i].kind == RULE_UNIT)
+                        return true;
+        return false;
 }
 
-void manager_units_rules_changed(Manager *m) {
-        (void) m;
+/* Units whose cgroup ids the prefilter needs because process rules name them with Unit=. */
+static bool filter_wants(Manager *m, const char *name) {
+        for (char **p = m->filter.units; p && *p; p++)
+                if (string_is_glob(*p) ? fnmatch(*p, name, 0) == 0 : strcmp(*p, name) == 0)
+                        return true;
+        return false;
 }
 
-int manager_units_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec) {
-        (void) m;
-        (void) t;
-        (void) start_time;
-        (void) fresh_exec;
+static bool needs_watch(Manager *m) {
+        return has_unit_rules(m) || (m->filter.units && m->filter.units[0]);
+}
+
+/* The kernel has a per-cgroup knob: unit rules write it instead of giving values per task. */
+static bool use_knob(Manager *m) {
+        ManagerUnits *u = m->units_state;
+
+        return m->probe.backend == BACKEND_LATENCY_NICE && u && !u->knob_missing && u->mounts_error >= 0 &&
+               cgroup_latency_knob(&u->mounts);
+}
+
+static void rule_ref(const Rule *r, char *buf, size_t size) {
+        snprintf(buf, size, "[%s %s] %s:%u", rule_kind_to_string(r->kind), r->name, r->file, r->line);
+}
+
+/* ---- the prefilter ------------------------------------------------------ */
+
+static bool unit_in_filter(Manager *m, const SystemdUnit *su) {
+        if (!su->control_group)
+                return false;
+        if (filter_wants(m, su->name))
+                return true;
+        return !use_knob(m) && match_unit(m->rules, su->name);
+}
+
+static int compare_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static int units_compute_ids(Manager *m, uint64_t **ret, size_t *ret_n) {
+        ManagerUnits *u = m->units_state;
+        _cleanup_(freep) uint64_t *ids = NULL;
+        const SystemdUnit *su;
+        size_t n = 0, i = 0;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (!u || !u->watch || u->mounts_error < 0 || !u->mounts.unified.path)
+                return 0;
+        ids = calloc(systemd_watch_n_units(u->watch) + 1, sizeof(uint64_t));
+        if (!ids)
+                return -ENOMEM;
+        while ((su = systemd_watch_next(u->watch, &i))) {
+                _cleanup_(freep) char *dir = NULL;
+                struct stat st;
+
+                if (!unit_in_filter(m, su))
+                        continue;
+                if (cgroup_path_to_dir(&u->mounts, CGROUP_HIER_UNIFIED, su->control_group, &dir) < 0)
+                        continue;
+                /* A cgroup's id (what BPF sees) is its directory's inode in the cgroup2 mount. */
+                if (stat(dir, &st) < 0)
+                        continue;
+                ids[n++] = (uint64_t) st.st_ino;
+        }
+        qsort(ids, n, sizeof(uint64_t), compare_u64);
+        *ret = TAKE_PTR(ids);
+        *ret_n = n;
         return 0;
 }
 
 int manager_units_filter_ids(Manager *m, uint64_t **ret_ids, size_t *ret_n) {
-        (void) m;
+        ManagerUnits *u = m->units_state;
+        int r;
+
         *ret_ids = NULL;
         *ret_n = 0;
+        if (!u)
+                return -ENOTCONN;
+        /* Keep what is known while systemd is away: those subtrees are still there. */
+        if (u->watch && systemd_watch_state(u->watch) == SYSTEMD_WATCH_ONLINE) {
+                uint64_t *ids;
+                size_t n;
+
+                r = units_compute_ids(m, &ids, &n);
+                if (r < 0)
+                        return r;
+                free(u->ids);
+                u->ids = ids;
+                u->n_ids = n;
+        }
+        if (u->n_ids > 0) {
+                *ret_ids = malloc(u->n_ids * sizeof(uint64_t));
+                if (!*ret_ids)
+                        return -ENOMEM;
+                memcpy(*ret_ids, u->ids, u->n_ids * sizeof(uint64_t));
+                *ret_n = u->n_ids;
+        }
+        return u->watch && systemd_watch_state(u->watch) == SYSTEMD_WATCH_ONLINE ? 0 : -ENOTCONN;
+}
+
+/* Reloads the prefilter if the set of unit cgroups changed. */
+static void units_update_filter(Manager *m) {
+        ManagerUnits *u = m->units_state;
+        _cleanup_(freep) uint64_t *ids = NULL;
+        size_t n;
+
+        if (units_compute_ids(m, &ids, &n) < 0)
+                return;
+        if (n == u->n_ids && (n == 0 || memcmp(ids, u->ids, n * sizeof(uint64_t)) == 0))
+                return;
+        (void) manager_update_filter(m);
+}
+
+/* ---- per task ----------------------------------------------------------- */
+
+int manager_units_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec) {
+        ManagerUnits *u = m->units_state;
+        char ref[512];
+
+        if (!u || !u->active || !t->cgroup || use_knob(m))
+                return 0;
+        for (size_t i = 0; i < m->rules->n_rules; i++) {
+                const Rule *rule = &m->rules->rules[i];
+                int r;
+
+                if (rule->kind != RULE_UNIT || !match_rule(rule, t, NULL))
+                        continue;
+                rule_ref(rule, ref, sizeof(ref));
+                r = manager_apply(m, t, start_time,
+                                  &(ApplyRequest) {
+                                          .latency_nice = rule->latency_nice,
+                                          .threads = rule->threads,
+                                          .override = rule->override,
+                                          .ref = ref,
+                                          .rule_name = rule->name,
+                                          .via_unit = true,
+                                  },
+                                  fresh_exec);
+                return r < 0 ? r : 1;
+        }
         return 0;
 }
 
+/* Walks a cgroup subtree and decides every process in it (process rules first, as always). */
+static void units_rescan_cgroup(Manager *m, const char *name, const char *cgroup, bool skip_applied) {
+        ManagerUnits *u = m->units_state;
+        _cleanup_(freep) pid_t *pids = NULL;
+        int n;
+
+        n = cgroup_list_pids(&u->mounts, CGROUP_HIER_SYSTEMD, cgroup, &pids);
+        if (n == -ENOENT) {
+                log_debug("%s: its cgroup %s is gone already.", name, cgroup);
+                return;
+        }
+        if (n < 0) {
+                log_warning_errno(n, "Failed to list the processes of %s (%s), ignoring: %m", name, cgroup);
+                return;
+        }
+        log_debug("%s: deciding the %d processes in %s.", name, n, cgroup);
+        (void) manager_decide_pids(m, pids, (size_t) n, skip_applied);
+}
+
+/* ---- the cgroup knob ---------------------------------------------------- */
+
+static UnitKnob *knob_find(ManagerUnits *u, const char *cgroup) {
+        for (size_t i = 0; i < u->n_knobs; i++)
+                if (streq_ptr(u->knobs[i].cgroup, cgroup))
+                        return &u->knobs[i];
+        return NULL;
+}
+
+static void knob_forget(ManagerUnits *u, UnitKnob *k) {
+        free(k->cgroup);
+        *k = u->knobs[--u->n_knobs];
+}
+
+static void knob_restore(Manager *m, UnitKnob *k, const char *why) {
+        ManagerUnits *u = m->units_state;
+        int r;
+
+        r = unit_knob_restore(&u->mounts, k);
+        if (r == -ENOENT)
+                log_debug("cgroup %s is gone, nothing to restore.", k->cgroup);
+        else if (r < 0)
+                log_warning_errno(r, "Failed to restore the latency nice of cgroup %s: %m", k->cgroup);
+        else if (r == 0)
+                log_info("cgroup %s: latency nice changed by somebody else, leaving it (%s).", k->cgroup, why);
+        else
+                log_info("cgroup %s: restored latency nice %d (%s).", k->cgroup, k->before, why);
+}
+
+static void units_fall_back_to_tasks(Manager *m, const char *cgroup) {
+        ManagerUnits *u = m->units_state;
+
+        u->knob_missing = true;
+        log_notice("cgroup %s has no %s: this kernel has no latency-nice cgroup knob; [Unit] rules give their "
+                   "value to each task instead.", cgroup, cgroup_latency_knob(&u->mounts));
+        units_update_filter(m);
+        (void) manager_rescan(m, "no cgroup knob");
+}
+
+static void units_apply_knob(Manager *m, const SystemdUnit *su) {
+        ManagerUnits *u = m->units_state;
+        const Rule *rule = match_unit(m->rules, su->name);
+        UnitKnob *k = knob_find(u, su->control_group), n = {};
+        char ref[512];
+        int r;
+
+        if (!rule) {
+                if (k) {
+                        knob_restore(m, k, "no unit rule names it any more");
+                        knob_forget(u, k);
+                }
+                return;
+        }
+        rule_ref(rule, ref, sizeof(ref));
+        if (m->options.dry_run) {
+                log_info("%s: would set LatencyNice=%d on cgroup %s from %s (dry run).", su->name,
+                         rule->latency_nice, su->control_group, ref);
+                return;
+        }
+        r = unit_knob_set(&u->mounts, k ?: &n, su->control_group, rule->latency_nice);
+        if (r == -ENOENT) {
+                /* On the hybrid hierarchy the unit has no cpu directory until it needs the controller. */
+                if (strv_contains(u->asked_cpu_accounting, su->name)) {
+                        log_warning("%s: still no directory in the cpu hierarchy after CPUAccounting=yes, "
+                                    "cannot apply %s.", su->name, ref);
+                        return;
+                }
+                if (strv_extend(&u->asked_cpu_accounting, su->name) < 0) {
+                        log_oom();
+                        return;
+                }
+                r = systemd_watch_enable_cpu_accounting(u->watch, su->name);
+                if (r < 0)
+                        log_warning_errno(r, "%s: cannot ask systemd for CPUAccounting=yes: %m", su->name);
+                else
+                        log_info("%s: asked systemd for CPUAccounting=yes (runtime), so that its cgroup has "
+                                 "a cpu directory for %s.", su->name, ref);
+                return;
+        }
+        if (r == -EOPNOTSUPP) {
+                free(n.cgroup);
+                units_fall_back_to_tasks(m, su->control_group);
+                return;
+        }
+        if (r < 0) {
+                free(n.cgroup);
+                log_warning_errno(r, "%s: failed to set LatencyNice=%d on cgroup %s (%s): %m", su->name,
+                                  rule->latency_nice, su->control_group, ref);
+                return;
+        }
+        if (!k && n.cgroup) {
+                UnitKnob *nk = reallocarray(u->knobs, u->n_knobs + 1, sizeof(UnitKnob));
+
+                if (!nk) {
+                        (void) unit_knob_restore(&u->mounts, &n);
+                        free(n.cgroup);
+                        log_oom();
+                        return;
+                }
+                u->knobs = nk;
+                u->knobs[u->n_knobs++] = n;
+        }
+        if (r > 0)
+                log_info("%s: LatencyNice=%d on cgroup %s from %s.", su->name, rule->latency_nice,
+                         su->control_group, ref);
+}
+
+/* Knobs of cgroups that no followed unit with a rule has any more: give them back. */
+static void units_restore_stale_knobs(Manager *m) {
+        ManagerUnits *u = m->units_state;
+
+        for (size_t i = u->n_knobs; i > 0; i--) {
+                UnitKnob *k = &u->knobs[i - 1];
+                const SystemdUnit *su;
+                bool covered = false;
+                size_t j = 0;
+
+                while (u->watch && (su = systemd_watch_next(u->watch, &j)))
+                        if (streq_ptr(su->control_group, k->cgroup) && match_unit(m->rules, su->name))
+                                covered = true;
+                if (!covered) {
+                        knob_restore(m, k, "no unit rule names it any more");
+                        knob_forget(u, k);
+                }
+        }
+}
+
+/* ---- reacting to systemd ------------------------------------------------ */
+
+/* A unit appeared, started, stopped, or the rules changed: apply what its rule says. */
+static void units_apply_unit(Manager *m, const SystemdUnit *su, bool skip_applied) {
+        if (!su->control_group)
+                return;
+        if (use_knob(m)) {
+                units_apply_knob(m, su);
+                return;
+        }
+        /* Per task: process rules with Unit= and [Unit] rules alike are decided per process. */
+        units_rescan_cgroup(m, su->name, su->control_group, skip_applied);
+}
+
+static void units_apply_all(Manager *m) {
+        ManagerUnits *u = m->units_state;
+        const SystemdUnit *su;
+        size_t i = 0;
+
+        while ((su = systemd_watch_next(u->watch, &i)))
+                units_apply_unit(m, su, false);
+        if (use_knob(m))
+                units_restore_stale_knobs(m);
+}
+
+static bool units_want_unit(const char *name, void *userdata) {
+        Manager *m = userdata;
+
+        return match_unit(m->rules, name) || filter_wants(m, name);
+}
+
+static void units_on_unit_changed(SystemdWatch *w, const SystemdUnit *su, bool removed, void *userdata) {
+        Manager *m = userdata;
+
+        if (removed || !su->control_group) {
+                log_debug("%s: %s.", su->name, removed ? "gone" : "has no cgroup now");
+                if (use_knob(m))
+                        units_restore_stale_knobs(m);
+                units_update_filter(m);
+                return;
+        }
+        log_debug("%s: cgroup %s.", su->name, su->control_group);
+        units_update_filter(m);
+        units_apply_unit(m, su, false);
+}
+
+static int units_on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        ManagerUnits *u = m->units_state;
+        const SystemdUnit *su;
+        size_t i = 0;
+
+        /* A finished job may have started or moved processes into a followed subtree without an exec. */
+        if (!u->watch || use_knob(m))
+                return 0;
+        while ((su = systemd_watch_next(u->watch, &i)))
+                if (su->control_group)
+                        units_rescan_cgroup(m, su->name, su->control_group, true);
+        return 0;
+}
+
+static void units_on_job_removed(SystemdWatch *w, const char *unit, const char *result, void *userdata) {
+        Manager *m = userdata;
+        ManagerUnits *u = m->units_state;
+        int r;
+
+        if (use_knob(m) || systemd_watch_n_units(w) == 0)
+                return;
+        /* Debounced: a transaction finishes many jobs at once. */
+        if (!u->rescan_timer) {
+                r = sd_event_add_time_relative(m->event, &u->rescan_timer, CLOCK_MONOTONIC, 20 * 1000, 5 * 1000,
+                                               units_on_rescan_timer, m);
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to arm the unit rescan timer: %m");
+                        return;
+                }
+                (void) sd_event_source_set_description(u->rescan_timer, "unit-rescan");
+        } else if (sd_event_source_get_enabled(u->rescan_timer, NULL) > 0)
+                return; /* already pending */
+        else
+                (void) sd_event_source_set_time_relative(u->rescan_timer, 20 * 1000);
+        (void) sd_event_source_set_enabled(u->rescan_timer, SD_EVENT_ONESHOT);
+}
+
+static int units_on_offline_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        ManagerUnits *u = m->units_state;
+
+        if (u->active || u->logged_offline)
+                return 0;
+        u->logged_offline = true;
+        log_notice("systemd is not on the system bus%s%s%s: [Unit] rules are inactive until it is; process rules "
+                   "keep working.", u->offline_reason ? " (" : "", u->offline_reason ?: "",
+                   u->offline_reason ? ")" : "");
+        return 0;
+}
+
+/*
+ * systemd joins the bus only once dbus.service runs, which may be after us
+ * (bus activation by our own connection): say "inactive" only if it stays away.
+ */
+static void units_arm_offline_notice(Manager *m, const char *message) {
+        ManagerUnits *u = m->units_state;
+        int r;
+
+        free(u->offline_reason);
+        u->offline_reason = message ? strdup(message) : NULL;
+        log_debug("systemd is not on the system bus (yet)%s%s.", message ? ": " : "", message ?: "");
+        if (u->logged_offline || u->offline_timer)
+                return;
+        r = sd_event_add_time_relative(m->event, &u->offline_timer, CLOCK_MONOTONIC, 5 * 1000 * 1000, 100 * 1000,
+                                       units_on_offline_timer, m);
+        if (r < 0) {
+                (void) units_on_offline_timer(NULL, 0, m);
+                return;
+        }
+        (void) sd_event_source_set_description(u->offline_timer, "systemd-absent");
+}
+
+static void units_on_state_changed(SystemdWatch *w, SystemdWatchState state, int error, const char *message,
+                                   void *userdata) {
+        Manager *m = userdata;
+        ManagerUnits *u = m->units_state;
+
+        switch (state) {
+        case SYSTEMD_WATCH_ONLINE:
+                if (!u->active || u->logged_offline)
+                        log_info("systemd is on the bus: [Unit] rules are active, following %zu unit%s.",
+                                 systemd_watch_n_units(w), systemd_watch_n_units(w) == 1 ? "" : "s");
+                u->active = true;
+                u->logged_offline = false;
+                (void) manager_update_filter(m);
+                units_apply_all(m);
+                break;
+        case SYSTEMD_WATCH_OFFLINE:
+                if (u->active) {
+                        if (!u->logged_offline)
+                                log_info("systemd left the bus (reexecuting?): keeping what unit rules applied, "
+                                         "waiting for it to come back.");
+                        u->logged_offline = true;
+                } else
+                        units_arm_offline_notice(m, message);
+                (void) manager_update_filter(m);
+                break;
+        case SYSTEMD_WATCH_SYNCING:
+                break;
+        }
+        (void) error;
+}
+
+static const SystemdWatchOps units_ops = {
+        .want_unit = units_want_unit,
+        .unit_changed = units_on_unit_changed,
+        .job_removed = units_on_job_removed,
+        .state_changed = units_on_state_changed,
+};
+
+static int units_start_watch(Manager *m) {
+        ManagerUnits *u = units_get(m);
+        int r;
+
+        if (!u)
+                return -ENOMEM;
+        if (u->watch || !m->bus)
+                return 0;
+        if (u->mounts_error < 0)
+                log_warning_errno(u->mounts_error, "No cgroup hierarchy found (%m): [Unit] rules cannot apply.");
+        r = systemd_watch_new(m->bus, &units_ops, m, &u->watch);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to watch systemd on the bus: %m");
+        return 0;
+}
+
+int manager_units_on_connected(Manager *m) {
+        /* Nothing to follow: stay off systemd's subscriber list (every unit change would wake us). */
+        if (!needs_watch(m))
+                return 0;
+        return units_start_watch(m);
+}
+
+void manager_units_on_disconnected(Manager *m) {
+        ManagerUnits *u = m->units_state;
+
+        if (!u)
+                return;
+        /* The watch lives on the bus connection that is going away; the rest stays for the next one. */
+        u->watch = systemd_watch_free(u->watch);
+        u->rescan_timer = sd_event_source_disable_unref(u->rescan_timer);
+}
+
+void manager_units_rules_changed(Manager *m) {
+        ManagerUnits *u = m->units_state;
+
+        if (!needs_watch(m)) {
+                if (u && u->watch) {
+                        log_info("No rules name units any more: not following systemd.");
+                        u->watch = systemd_watch_free(u->watch);
+                        u->rescan_timer = sd_event_source_disable_unref(u->rescan_timer);
+                        units_restore_stale_knobs(m);
+                        (void) manager_update_filter(m);
+                }
+                return;
+        }
+        if (!u || !u->watch) {
+                (void) units_start_watch(m);
+                return;
+        }
+        /* Units newly named or no longer named: list again; ONLINE at the end applies everything. */
+        if (systemd_watch_refresh(u->watch) < 0)
+                log_warning("Failed to list systemd's units again; unit rules apply as units change.");
+}
+
 void manager_units_free(Manager *m) {
-        (void) m;
+        ManagerUnits *u = m->units_state;
+
+        if (!u)
+                return;
+        if (!m->options.keep_on_exit && !m->options.dry_run)
+                for (size_t i = 0; i < u->n_knobs; i++)
+                        knob_restore(m, &u->knobs[i], "latniced is stopping");
+        for (size_t i = 0; i < u->n_knobs; i++)
+                free(u->knobs[i].cgroup);
+        free(u->knobs);
+        systemd_watch_free(u->watch);
+        sd_event_source_disable_unref(u->rescan_timer);
+        sd_event_source_disable_unref(u->offline_timer);
+        free(u->offline_reason);
+        strv_free(u->asked_cpu_accounting);
+        free(u->ids);
+        cgroup_mounts_done(&u->mounts);
+        free(u);
+        m->units_state = NULL;
 }

@@ -408,6 +408,16 @@ static int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
         return r;
 }
 
+/* Decides the processes of a unit's subtree, as bulk work (not at SCHED_FIFO). */
+int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_applied) {
+        manager_set_realtime(m, false);
+        for (size_t i = 0; i < n; i++)
+                if (!skip_applied || !applied_table_get(m->applied, pids[i]))
+                        (void) manager_decide_pid(m, pids[i], false);
+        manager_set_realtime(m, true);
+        return 0;
+}
+
 /* ---- the BPF source --------------------------------------------------- */
 
 static int manager_on_bpf_record(void *userdata, const void *data, size_t size) {

@@ -141,6 +141,9 @@ typedef struct ApplyRequest {
  */
 int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec);
 
+/* Decides the given processes (a unit's subtree) as bulk work; skip_applied: only those we have not set. */
+int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_applied);
+
 /* Rebuilds the in-kernel prefilter from the rules (and the units' cgroup ids). */
 int manager_update_filter(Manager *m);
 
