@@ -139,7 +139,8 @@ static int daemon_connect(sd_bus **ret, char **ret_why) {
         *ret_why = NULL;
         r = sd_bus_open_system(&bus);
         if (r < 0) {
-                if (asprintf(ret_why, "cannot connect to the system bus: %s", strerror(-r)) < 0)
+                if (asprintf(ret_why, "latniced is not reachable: cannot connect to the system bus (%s)",
+                             strerror(-r)) < 0)
                         *ret_why = NULL;
                 return r;
         }

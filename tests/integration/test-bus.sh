@@ -44,6 +44,8 @@ eventually() { # eventually SECONDS CMD...
         "$@"
 }
 
+# Never a polkit password prompt, even when run from a terminal.
+exec </dev/null
 [[ $EUID == 0 ]] || { echo "SKIP: needs root (contained systemd)"; exit 77; }
 for f in "$LATNICED" "$CTL"; do
         [[ -x $f ]] || { echo "FAIL - $f is not built"; exit 1; }
@@ -272,6 +274,16 @@ sleep 1
 in_ busctl call org.latnice1 /org/latnice1 org.latnice1.Manager Reload >/dev/null
 wait $mon
 check "Reload emits Reloaded" grep -q 'Member=Reloaded' "$WORK/monitor.log"
+
+# --- Applied signal ----------------------------------------------------------------------------
+in_ timeout 5 busctl monitor --match "type='signal',interface='org.latnice1.Manager',member='Applied'" \
+        > "$WORK/applied.log" 2>&1 &
+mon=$!
+sleep 1
+in_ systemd-run -q --unit=sleeper2 sleep 999
+wait $mon
+check "a matching exec emits Applied(pid, \"sleep\", 5, \"sleepers\")" \
+        grep -qE 'UINT32 [0-9]+;? *STRING "sleep";? *INT32 5;? *STRING "sleepers"' <(tr -s ' \n' ' ' < "$WORK/applied.log")
 
 # --- without polkit: root only, with a clear error --------------------------------------------
 check "stop and mask polkit" in_ sh -c 'systemctl mask -q --runtime polkit.service && systemctl stop polkit.service'
