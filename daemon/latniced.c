@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* latniced: command line and run(). Everything else lives in manager.c. */
 
+#include <bpf/libbpf.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <sys/resource.h>
 
@@ -144,6 +146,21 @@ static int parse_argv(int argc, char **argv) {
         return 1;
 }
 
+/* libbpf's own messages: details behind our summaries, so at debug level only. */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap) {
+        char buf[1024];
+        size_t l;
+
+        if (log_get_max_level() < LOG_DEBUG)
+                return 0;
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        l = strlen(buf);
+        if (l > 0 && buf[l - 1] == '\n')
+                buf[l - 1] = 0;
+        log_debug("libbpf: %s", buf);
+        return 0;
+}
+
 static int run(int argc, char **argv) {
         _cleanup_(manager_freep) Manager *m = NULL;
         struct rlimit rl;
@@ -151,6 +168,7 @@ static int run(int argc, char **argv) {
         int r;
 
         log_open();
+        libbpf_set_print(libbpf_log);
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r;

@@ -15,6 +15,7 @@ LatencyNice=-10) and measures, in one run:
 Results are ratios and percentiles from this run; nothing here is a test.
 """
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -44,6 +45,29 @@ def rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def bpf_prog_stats():
+    """run_time_ns and run_cnt of latniced's programs (needs kernel.bpf_stats_enabled=1)."""
+    try:
+        out = subprocess.check_output(["bpftool", "--json", "prog", "show"], text=True, stderr=subprocess.DEVNULL)
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    stats = {}
+    for p in json.loads(out):
+        if p.get("name") in ("exec_btf", "exit_btf", "exec_tp", "exit_tp"):
+            t, c = stats.get(p["name"], (0, 0))
+            stats[p["name"]] = (t + p.get("run_time_ns", 0), c + p.get("run_cnt", 0))
+    return stats
+
+
+def set_bpf_stats(on):
+    try:
+        with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+            f.write("1" if on else "0")
+        return True
+    except OSError:
+        return False
 
 
 def pct(values, p):
@@ -218,6 +242,20 @@ def run_all(args, d, root, base, expect, run_seq, run_storm):
     off, on = sum(rates_off) / len(rates_off), sum(rates_on) / len(rates_on)
     results.append(("max fork+exec rate without / with latniced", f"{off:.0f} / {on:.0f} per s", ""))
     results.append(("max rate with latniced, ratio", f"{100.0*on/off:.1f}%", ">= 98%"))
+
+    # The in-kernel part, measured by the kernel itself: BPF run time per call.
+    if set_bpf_stats(True):
+        d.start()
+        n, rate, _ = run_storm(args.storm_secs, 0, 0)
+        st = bpf_prog_stats()
+        d.stop()
+        set_bpf_stats(False)
+        for name, (t, c) in sorted(st.items()):
+            if c:
+                results.append((f"in-kernel {name}: ns per call ({c} calls)", f"{t/c:.0f}", ""))
+        exec_ns = sum(t for k, (t, c) in st.items()) / max(1, n)
+        results.append(("in-kernel cost per fork+exec+exit vs its period", f"{exec_ns:.0f} ns = "
+                        f"{100.0*exec_ns/(1e9*os.cpu_count()/rate):.3f}%", ""))
 
     d.start()
     results.append(("RSS", f"{rss_kb(d.proc.pid)/1024:.2f} MB", "<= 4 MB"))
