@@ -306,8 +306,13 @@ rss1=$(rss)
 in_ $PY "$IN/loop.py" 1000 "$SLEEPER"
 rss2=$(rss)
 echo "     latniced VmRSS: $rss0 kB after warm-up, $rss1 kB after 1000 GetTask, $rss2 kB after 2000"
-check "RSS flat over 1000 GetTask calls (+$((rss1 - rss0)) kB)" [ $((rss1 - rss0)) -le 64 ]
-check "RSS flat over the next 1000 (+$((rss2 - rss1)) kB)" [ $((rss2 - rss1)) -le 16 ]
+if grep -q __asan_init "$LATNICED"; then
+        # ASan keeps freed memory in quarantine: RSS grows by design there
+        echo "skip - RSS checks in an AddressSanitizer build"
+else
+        check "RSS flat over 1000 GetTask calls (+$((rss1 - rss0)) kB)" [ $((rss1 - rss0)) -le 64 ]
+        check "RSS flat over the next 1000 (+$((rss2 - rss1)) kB)" [ $((rss2 - rss1)) -le 16 ]
+fi
 check "latniced still active" in_ systemctl is-active -q latniced.service
 
 if ((failures)); then
