@@ -394,8 +394,9 @@ int verb_status(Ctl *ctl, int argc, char **argv) {
                        strv_length(s.rule_errors) == 1 ? "" : "s");
                 for (char **f = s.rule_files; f && *f; f++)
                         printf("              %s\n", *f);
-                printf("     Applied: %" PRIu32 " processes now; %" PRIu64 " threads set, %" PRIu64 " errors\n",
-                       s.applied_processes, s.tasks_applied, s.apply_errors);
+                printf("     Applied: %" PRIu32 " process%s now; %" PRIu64 " thread values set, %" PRIu64
+                       " error%s\n", s.applied_processes, s.applied_processes == 1 ? "" : "es", s.tasks_applied,
+                       s.apply_errors, s.apply_errors == 1 ? "" : "s");
                 printf("      Events: %" PRIu64 " seen, %" PRIu64 " lost; %" PRIu64 " rescans, %" PRIu64 " reloads\n",
                        s.events_seen, s.events_lost, s.rescans, s.reloads);
                 if (s.rule_errors) {

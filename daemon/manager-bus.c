@@ -382,7 +382,8 @@ static int property_get_rule_files(sd_bus *bus, const char *path, const char *in
         r = sd_bus_message_open_container(reply, 'a', "s");
         for (size_t i = 0; r >= 0 && m->rules && i < m->rules->n_files; i++)
                 if (m->rules->files[i].state == CONF_FILE_ACTIVE)
-                        r = sd_bus_message_append(reply, "s", m->rules->files[i].path);
+                        /* as rule errors and rule references name them (without a --root prefix) */
+                        r = sd_bus_message_append(reply, "s", m->rules->files[i].shown ?: m->rules->files[i].path);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         return r;
