@@ -1067,15 +1067,17 @@ static int manager_bus_on_name(sd_bus_message *reply, void *userdata, sd_bus_err
         const sd_bus_error *e = sd_bus_message_get_error(reply);
         uint32_t ret = 0;
 
-        if (e) {
+        Manager *m = userdata;
+
+        if (e)
                 log_error("Cannot own %s: %s (is the D-Bus policy org.latnice1.conf installed?)", LATNICE_BUS_NAME,
                           e->message ?: e->name);
-                return 0;
-        }
-        if (sd_bus_message_read(reply, "u", &ret) >= 0 && ret != 1 /* PRIMARY_OWNER */ && ret != 4 /* ALREADY */)
+        else if (sd_bus_message_read(reply, "u", &ret) >= 0 && ret != 1 /* PRIMARY_OWNER */ && ret != 4 /* ALREADY */)
                 log_error("Cannot own %s: another latniced has it (RequestName said %u).", LATNICE_BUS_NAME, ret);
         else
                 log_info("Serving %s on the system bus.", LATNICE_BUS_NAME);
+        /* Without the name the process rules still work: ready either way, the log says what is missing. */
+        manager_notify_ready(m);
         return 0;
 }
 

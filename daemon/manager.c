@@ -1298,11 +1298,19 @@ int manager_start(Manager *m) {
         /* Start-up parsed kernel BTF and /proc: give that memory back. */
         (void) malloc_trim(0);
 
+        /* With a bus, READY waits for org.latnice1 (manager_bus_on_name calls manager_notify_ready()). */
+        if (!m->bus)
+                manager_notify_ready(m);
+        return 0;
+}
+
+void manager_notify_ready(Manager *m) {
+        if (m->ready)
+                return;
         m->ready = true;
         (void) sd_notify(false, "READY=1");
         manager_notify_status(m);
         log_info("Ready: %zu processes applied at start.", applied_table_size(m->applied));
-        return 0;
 }
 
 static int compare_u32(const void *a, const void *b) {

@@ -119,6 +119,8 @@ static inline void manager_freep(Manager **m) {
 }
 
 int manager_start(Manager *m);
+/* READY=1 once: the event source is live, the startup scan done and the bus name owned (or no bus). */
+void manager_notify_ready(Manager *m);
 int manager_run(Manager *m);
 
 /* Reloads latniced.conf and the rules; a reload that adds errors keeps the running rules. */

@@ -41,6 +41,10 @@ const char *source_kind_to_string(SourceKind k) {
         return k == SOURCE_SCAN ? "proc-scan" : "bpf";
 }
 
+void manager_notify_ready(Manager *m) {
+        m->ready = true;
+}
+
 /* ---- the server -------------------------------------------------------- */
 
 typedef struct Server {
