@@ -30,9 +30,10 @@ fail() { echo "FAIL - $*"; failures=$((failures + 1)); }
 check() { # check DESCRIPTION CMD...
         local what=$1
         shift
-        if "$@"; then pass "$what"; else fail "$what"; fi
+        if "$@"; then pass "$what"; else fail "$what"; return 1; fi
 }
-in_() { "$L" exec "$NAME" "$@"; }
+# from / : the caller's directory may be in /tmp, which the container does not share
+in_() { (cd / && "$L" exec "$NAME" "$@"); }
 # Retry a command for up to $1 seconds; the last try's output is shown.
 eventually() {
         local t=$1 i
@@ -73,7 +74,7 @@ cp "$SERVICE" "$WORK/units/latniced.service"
 cat > "$WORK/units/latniced.service.d/50-test.conf" <<EOF
 [Service]
 ExecStart=
-ExecStart=$LATNICED --root=/run/lnroot --no-profile --log-level=debug
+ExecStart=/run/lnbin/latniced --root=/run/lnroot --no-profile --log-level=debug
 EOF
 cat > "$WORK/units/lntest-svc.service" <<'EOF'
 [Unit]
@@ -83,6 +84,9 @@ ExecStart=/bin/sleep 300
 EOF
 cp "$SRC/conf/dbus-1/system.d/org.latnice1.conf" "$WORK/policy/"
 cp /bin/sleep "$WORK/bin/lntest-proc"
+# The container has its own /tmp and /run: the binaries go in through a bind mount, wherever the
+# build tree is.
+cp "$LATNICED" "$LATNICECTL" "$WORK/bin/"
 write_rules() { # write_rules GAME_VALUE
         cat > "$WORK/root/etc/latnice.d/50-units.conf" <<EOF
 # a process rule decides its process, even inside a unit with a rule
@@ -164,14 +168,17 @@ run() { in_ systemd-run -q "$@"; }
 
 # --- start ----------------------------------------------------------------------------------------
 check "systemctl start latniced (Type=notify: active only after READY=1)" in_ systemctl start latniced.service
-check "latniced.service is active" [ "$(in_ systemctl show -P ActiveState latniced.service)" = active ]
+if ! check "latniced.service is active" [ "$(in_ systemctl show -P ActiveState latniced.service)" = active ]; then
+        in_ journalctl -u latniced.service --no-pager -o cat | tail -n 40
+        exit 1
+fi
 status=$(in_ systemctl show -P StatusText latniced.service)
 check "its STATUS= arrived ($status)" [ -n "$status" ]
 check "it owns org.latnice1 (D-Bus policy installed)" eventually 5 in_ busctl status org.latnice1
 
 # --- slices, services, processes ----------------------------------------------------------------
 threads='import threading, time; [threading.Thread(target=time.sleep, args=(300,)).start() for _ in range(3)]; time.sleep(300)'
-check "systemd-run --slice=game.slice (a process with 4 threads)" run --slice=game.slice --unit=lnt-g1 python3 -c "$threads"
+check "systemd-run --slice=game.slice (a process with 4 threads)" run --slice=game.slice --unit=lnt-g1 /usr/bin/python3 -c "$threads"
 check "every task of lnt-g1 gets LatencyNice=-10 ($(S -10) ns)" eventually 10 tasks_have /game.slice/lnt-g1.service "$(S -10)"
 check "a unit started in the slice later (two processes)" \
         run --slice=game.slice --unit=lnt-g2 sh -c 'sleep 300 & exec sleep 301'
@@ -180,10 +187,10 @@ check "a process rule in the slice" run --slice=game.slice --unit=lnt-g3 /run/ln
 check "the process rule decides its process: LatencyNice=3, not the slice's -10" \
         eventually 10 tasks_have /game.slice/lnt-g3.service "$(S 3)"
 gpid=$(mainpid lnt-g1.service)
-explain=$(in_ "$LATNICECTL" --root=/run/lnroot --no-profile explain --pid="$gpid")
+explain=$(in_ /run/lnbin/latnicectl --root=/run/lnroot --no-profile explain --pid="$gpid")
 check "latnicectl explain names the unit rule for a game.slice task" \
         grep -q 'Matched:  \[Unit game.slice\].*LatencyNice=-10, through the unit' <<< "$explain"
-explain=$(in_ "$LATNICECTL" --root=/run/lnroot --no-profile explain --pid="$(mainpid lnt-g3.service)")
+explain=$(in_ /run/lnbin/latnicectl --root=/run/lnroot --no-profile explain --pid="$(mainpid lnt-g3.service)")
 check "... and the process rule, with the unit rule second, for lntest-proc" \
         grep -q 'Unit:     \[Unit game.slice\]' <<< "$explain"
 
@@ -245,11 +252,13 @@ check "systemd-analyze security: exposure ${score:-?} <= 2.0" awk -v s="${score:
 fpid=$(in_ sh -c 'for p in $(cat /sys/fs/cgroup/unified/game.slice/lnt-g2.service/cgroup.procs); do
         [ "$(cat /proc/$p/comm)" = sleep ] && [ "$(cat /proc/$p/task/*/stat | wc -l)" = 1 ] && { echo $p; exit; }; done')
 # somebody else sets a value on one task (sched_setattr directly, as any tool would)
-check "a foreign value on $fpid (LatencyNice=7)" in_ python3 -c "
-import ctypes, struct, sys
+check "a foreign value on $fpid (LatencyNice=7)" in_ /usr/bin/python3 -c "
+import ctypes, os, struct, sys
 attr = struct.pack('IIQiIQQQ', 48, 0, 0, 0, 0, $(S 7), 0, 0)
-r = ctypes.CDLL(None, use_errno=True).syscall(314, int(sys.argv[1]), attr, 0)
-sys.exit(r != 0)" "$fpid"
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+if libc.syscall(314, int(sys.argv[1]), attr, 0) != 0:
+        sys.exit('sched_setattr: ' + os.strerror(ctypes.get_errno()))" "$fpid"
 check "systemctl stop latniced" in_ systemctl stop latniced.service
 check "every task of lnt-g1 is back at the default slice" tasks_have /game.slice/lnt-g1.service "$base"
 check "lnt-g4, lnt-g5, the moved process, the service, the later slice and lntest-proc too" all_have "$base" \
