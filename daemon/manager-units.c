@@ -43,6 +43,8 @@ typedef struct ManagerUnits {
         size_t n_ids;
         sd_event_source *rescan_timer;
         sd_event_source *offline_timer; /* grace period before saying unit rules are inactive */
+        sd_event_source *knob_retry_timer; /* waiting for systemd to realize a cpu cgroup */
+        unsigned knob_retries;
         char *offline_reason;
 } ManagerUnits;
 
@@ -269,6 +271,28 @@ static void units_fall_back_to_tasks(Manager *m, const char *cgroup) {
         (void) manager_rescan(m, "no cgroup knob");
 }
 
+static void units_apply_all(Manager *m);
+
+static int units_on_knob_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        units_apply_all(userdata);
+        return 0;
+}
+
+static void units_arm_knob_retry(Manager *m) {
+        ManagerUnits *u = m->units_state;
+        int r;
+
+        if (!u->knob_retry_timer) {
+                r = sd_event_add_time_relative(m->event, &u->knob_retry_timer, CLOCK_MONOTONIC, 250 * 1000,
+                                               10 * 1000, units_on_knob_retry, m);
+                if (r < 0)
+                        return (void) log_warning_errno(r, "Failed to arm the knob retry timer: %m");
+                (void) sd_event_source_set_description(u->knob_retry_timer, "unit-knob-retry");
+        } else
+                (void) sd_event_source_set_time_relative(u->knob_retry_timer, 250 * 1000);
+        (void) sd_event_source_set_enabled(u->knob_retry_timer, SD_EVENT_ONESHOT);
+}
+
 static void units_apply_knob(Manager *m, const SystemdUnit *su) {
         ManagerUnits *u = m->units_state;
         const Rule *rule = match_unit(m->rules, su->name);
@@ -293,8 +317,12 @@ static void units_apply_knob(Manager *m, const SystemdUnit *su) {
         if (r == -ENOENT) {
                 /* On the hybrid hierarchy the unit has no cpu directory until it needs the controller. */
                 if (strv_contains(u->asked_cpu_accounting, su->name)) {
-                        log_warning("%s: still no directory in the cpu hierarchy after CPUAccounting=yes, "
-                                    "cannot apply %s.", su->name, ref);
+                        /* systemd realizes the cgroup after it answered: look again shortly. */
+                        if (u->knob_retries++ < 20)
+                                units_arm_knob_retry(m);
+                        else
+                                log_warning("%s: still no directory in the cpu hierarchy after CPUAccounting=yes, "
+                                            "cannot apply %s.", su->name, ref);
                         return;
                 }
                 if (strv_extend(&u->asked_cpu_accounting, su->name) < 0) {
@@ -488,6 +516,7 @@ static void units_on_state_changed(SystemdWatch *w, SystemdWatchState state, int
                                  systemd_watch_n_units(w), systemd_watch_n_units(w) == 1 ? "" : "s");
                 u->active = true;
                 u->logged_offline = false;
+                u->knob_retries = 0;
                 (void) manager_update_filter(m);
                 units_apply_all(m);
                 break;
@@ -545,6 +574,7 @@ void manager_units_on_disconnected(Manager *m) {
         /* The watch lives on the bus connection that is going away; the rest stays for the next one. */
         u->watch = systemd_watch_free(u->watch);
         u->rescan_timer = sd_event_source_disable_unref(u->rescan_timer);
+        u->knob_retry_timer = sd_event_source_disable_unref(u->knob_retry_timer);
 }
 
 void manager_units_rules_changed(Manager *m) {
@@ -583,6 +613,7 @@ void manager_units_free(Manager *m) {
         systemd_watch_free(u->watch);
         sd_event_source_disable_unref(u->rescan_timer);
         sd_event_source_disable_unref(u->offline_timer);
+        sd_event_source_disable_unref(u->knob_retry_timer);
         free(u->offline_reason);
         strv_free(u->asked_cpu_accounting);
         free(u->ids);

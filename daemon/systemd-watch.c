@@ -40,6 +40,7 @@ typedef struct WatchedUnit {
 typedef struct PendingCall {
         SystemdWatch *watch;
         sd_bus_slot *slot;
+        bool verify_removed; /* GetUnit after UnitRemoved: forget the unit only on NoSuchUnit */
         struct PendingCall *next;
         char name[];
 } PendingCall;
@@ -167,8 +168,11 @@ static int unit_on_get(sd_bus_message *reply, void *userdata, sd_bus_error *ret_
         u->pub.fetched = true;
         if (u->get_again) {
                 u->get_again = false;
+                /* Report once the newest value is in, and report this change then too. */
+                if (changed)
+                        u->notify = true;
                 if (unit_fetch(u) >= 0)
-                        return 0; /* report once the newest value is in */
+                        return 0;
         }
         if (w->state == SYSTEMD_WATCH_ONLINE) {
                 if (changed && w->ops.unit_changed) {
@@ -419,16 +423,22 @@ static int watch_on_unit_new(sd_bus_message *m, void *userdata, sd_bus_error *re
         return 0;
 }
 
+static int watch_get_unit(SystemdWatch *w, const char *name, bool verify_removed);
+
 static int watch_on_unit_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         SystemdWatch *w = userdata;
         const char *name, *path;
-        size_t i;
 
         if (sd_bus_message_read(m, "so", &name, &path) < 0)
                 return 0;
-        /* "Removed" means unloaded from memory: a unit with a cgroup never is. */
-        if (watch_find(w, name, &i))
-                watch_remove_at(w, i, w->state == SYSTEMD_WATCH_ONLINE);
+        /*
+         * "Removed" means unloaded. daemon-reload and daemon-reexec unload
+         * every unit and load them again: ask before forgetting a unit (the
+         * question is answered after the reload), so that its subtree stays
+         * in the prefilter meanwhile.
+         */
+        if (watch_find(w, name, NULL))
+                (void) watch_get_unit(w, name, true);
         return 0;
 }
 
@@ -463,24 +473,32 @@ static int watch_on_get_unit(sd_bus_message *reply, void *userdata, sd_bus_error
         PendingCall *c = userdata;
         SystemdWatch *w = c->watch;
         const char *path;
+        size_t i;
 
-        /* NoSuchUnit: it was gone again before we asked. */
-        if (!sd_bus_message_is_method_error(reply, NULL) && sd_bus_message_read(reply, "o", &path) > 0)
-                (void) watch_track(w, c->name, path);
+        if (!sd_bus_message_is_method_error(reply, NULL)) {
+                if (sd_bus_message_read(reply, "o", &path) > 0 &&
+                    (!c->verify_removed || watch_find(w, c->name, NULL)))
+                        (void) watch_track(w, c->name, path);
+        } else if (c->verify_removed &&
+                   sd_bus_message_is_method_error(reply, "org.freedesktop.systemd1.NoSuchUnit") &&
+                   watch_find(w, c->name, &i))
+                /* Gone for real. Other errors (systemd away): the next list decides. */
+                watch_remove_at(w, i, w->state == SYSTEMD_WATCH_ONLINE);
         call_free(c);
         return 0;
 }
 
-static int watch_get_unit(SystemdWatch *w, const char *name) {
+static int watch_get_unit(SystemdWatch *w, const char *name, bool verify_removed) {
         PendingCall *c;
         int r;
 
         for (c = w->calls; c; c = c->next)
-                if (strcmp(c->name, name) == 0)
+                if (strcmp(c->name, name) == 0 && c->verify_removed == verify_removed)
                         return 0;
         r = call_new(w, name, &c);
         if (r < 0)
                 return r;
+        c->verify_removed = verify_removed;
         r = sd_bus_call_method_async(w->bus, &c->slot, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", watch_on_get_unit,
                                      c, "s", name);
         if (r < 0)
@@ -501,7 +519,7 @@ static int watch_on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error 
                 (void) unit_fetch(u);
         else if (w->ops.want_unit && w->ops.want_unit(unit, w->userdata))
                 /* We missed its UnitNew (it came while we were syncing): ask for its path. */
-                (void) watch_get_unit(w, unit);
+                (void) watch_get_unit(w, unit, false);
         if (w->ops.job_removed && w->state == SYSTEMD_WATCH_ONLINE)
                 w->ops.job_removed(w, unit, result, w->userdata);
         return 0;

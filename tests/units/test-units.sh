@@ -163,7 +163,7 @@ daemon_ok() { # active, never restarted
         [[ $(in_ systemctl show -P ActiveState latniced.service) == active &&
            $(in_ systemctl show -P NRestarts latniced.service) == 0 ]]
 }
-journal() { in_ journalctl -u latniced.service --no-pager -o cat; }
+journal() { in_ journalctl -u latniced.service --no-pager -o cat | grep -v '^libbpf: '; }
 run() { in_ systemd-run -q "$@"; }
 
 # --- start ----------------------------------------------------------------------------------------
@@ -270,7 +270,9 @@ check "latniced said it restored" [ "$stopped" -ge 1 ]
 
 if ((failures)); then
         echo "--- latniced's journal (contained systemd)"
-        journal | tail -n 80
+        journal | head -n 60
+        echo "..."
+        journal | tail -n 40
 fi
 
 # --- stop the container: the test kills its systemd and removes the cgroups it left -------------
