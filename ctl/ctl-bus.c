@@ -327,6 +327,24 @@ static int status_read(sd_bus *bus, Status *s, sd_bus_error *error) {
         return r;
 }
 
+/*
+ * What every verb without arguments starts with: --json, --help, no stray
+ * arguments, a connection to latniced. Returns -1 to go on, else the exit code.
+ */
+static int verb_prologue(Ctl *ctl, int argc, char **argv, const char *usage, sd_bus **ret_bus) {
+        int r;
+
+        argc = strip_json(ctl, argc, argv);
+        if (ctl_want_help(argc, argv, usage))
+                return CTL_EXIT_OK;
+        if (argc > 1) {
+                fprintf(stderr, "Unexpected argument '%s'.\n%s", argv[1], usage);
+                return CTL_EXIT_USAGE;
+        }
+        r = daemon_connect_or_fail(ret_bus);
+        return r != 0 ? r : -1;
+}
+
 int verb_status(Ctl *ctl, int argc, char **argv) {
         static const char usage[] =
                 "latnicectl status [--json]\n\n"
@@ -338,15 +356,8 @@ int verb_status(Ctl *ctl, int argc, char **argv) {
         Status s = {};
         int r;
 
-        argc = strip_json(ctl, argc, argv);
-        if (ctl_want_help(argc, argv, usage))
-                return CTL_EXIT_OK;
-        if (argc > 1) {
-                fprintf(stderr, "Unexpected argument '%s'.\n%s", argv[1], usage);
-                return CTL_EXIT_USAGE;
-        }
-        r = daemon_connect_or_fail(&bus);
-        if (r != 0)
+        r = verb_prologue(ctl, argc, argv, usage, &bus);
+        if (r >= 0)
                 return r;
         r = status_read(bus, &s, &error);
         if (r < 0) {
@@ -426,15 +437,8 @@ int verb_list(Ctl *ctl, int argc, char **argv) {
         unsigned n = 0;
         int r;
 
-        argc = strip_json(ctl, argc, argv);
-        if (ctl_want_help(argc, argv, usage))
-                return CTL_EXIT_OK;
-        if (argc > 1) {
-                fprintf(stderr, "Unexpected argument '%s'.\n%s", argv[1], usage);
-                return CTL_EXIT_USAGE;
-        }
-        r = daemon_connect_or_fail(&bus);
-        if (r != 0)
+        r = verb_prologue(ctl, argc, argv, usage, &bus);
+        if (r >= 0)
                 return r;
         r = sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "ListApplied", &error,
                                &reply, NULL);
@@ -449,9 +453,7 @@ int verb_list(Ctl *ctl, int argc, char **argv) {
                 printf("%8s  %-15s  %7s  %s\n", "PID", "COMM", "LATNICE", "RULE");
         while ((r = sd_bus_message_read(reply, "(usiss)", &pid, &comm, &value, &rule, &ref)) > 0) {
                 if (ctl->json) {
-                        putchar(n ? ',' : '{');
-                        if (n)
-                                putchar('{');
+                        fputs(n ? ",{" : "{", stdout);
                         json_kv_int("pid", pid, true);
                         json_kv_str("comm", comm, false);
                         json_kv_int("latency_nice", value, false);
@@ -482,15 +484,8 @@ int verb_rules(Ctl *ctl, int argc, char **argv) {
         unsigned n = 0;
         int r;
 
-        argc = strip_json(ctl, argc, argv);
-        if (ctl_want_help(argc, argv, usage))
-                return CTL_EXIT_OK;
-        if (argc > 1) {
-                fprintf(stderr, "Unexpected argument '%s'.\n%s", argv[1], usage);
-                return CTL_EXIT_USAGE;
-        }
-        r = daemon_connect_or_fail(&bus);
-        if (r != 0)
+        r = verb_prologue(ctl, argc, argv, usage, &bus);
+        if (r >= 0)
                 return r;
         r = sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "ListRules", &error,
                                &reply, NULL);
@@ -562,15 +557,8 @@ int verb_reload(Ctl *ctl, int argc, char **argv) {
         pid_t agent;
         int r;
 
-        argc = strip_json(ctl, argc, argv);
-        if (ctl_want_help(argc, argv, usage))
-                return CTL_EXIT_OK;
-        if (argc > 1) {
-                fprintf(stderr, "Unexpected argument '%s'.\n%s", argv[1], usage);
-                return CTL_EXIT_USAGE;
-        }
-        r = daemon_connect_or_fail(&bus);
-        if (r != 0)
+        r = verb_prologue(ctl, argc, argv, usage, &bus);
+        if (r >= 0)
                 return r;
         agent = polkit_agent_open(bus);
         r = sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Reload", &error,
