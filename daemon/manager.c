@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <systemd/sd-daemon.h>
 
+#include "cgroup.h"
 #include "exec-netlink.h"
 #include "log.h"
 #include "manager-bus.h"
@@ -122,26 +123,19 @@ static const char *cached_name(Manager *m, uint32_t id, bool group) {
 }
 
 static int find_cgroup2(Manager *m) {
-        _cleanup_(fclosep) FILE *f = NULL;
-        char line[4096];
+        _cleanup_(cgroup_mounts_done) CGroupMounts mounts = {};
+        int r;
 
-        f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
+        r = cgroup_mounts_find("/proc/self/mountinfo", &mounts);
+        if (r < 0)
+                return r;
+        if (!mounts.unified.path)
+                return -ENOENT;
+        m->cgroup2_fd = open(mounts.unified.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (m->cgroup2_fd < 0)
                 return -errno;
-        while (fgets(line, sizeof(line), f)) {
-                char *sep = strstr(line, " - "), mnt[4096];
-
-                if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
-                        continue;
-                if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
-                        continue;
-                m->cgroup2_path = strdup(mnt);
-                if (!m->cgroup2_path)
-                        return -ENOMEM;
-                m->cgroup2_fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                return m->cgroup2_fd < 0 ? -errno : 0;
-        }
-        return -ENOENT;
+        m->cgroup2_path = TAKE_PTR(mounts.unified.path);
+        return 0;
 }
 
 /* cgroup v2 id (what BPF reports) -> path relative to the cgroup2 root. */
