@@ -610,6 +610,13 @@ static int method_explain(sd_bus_message *call, void *userdata, sd_bus_error *er
         r = match_task(m->rules, &t, true, &mr);
         if (r < 0)
                 goto finish;
+        {
+                /* /proc/PID/exe is readable only by the owner (and root): so is our answer. */
+                uid_t caller = 0;
+
+                if (bus_caller(call, &caller, NULL) < 0 || (caller != 0 && caller != t.uid))
+                        t.exe = NULL;
+        }
         /* As the daemon decides: a process rule first, else a unit rule through the process's unit. */
         if (t.cgroup)
                 for (size_t i = 0; i < m->rules->n_rules && !unit_rule; i++)

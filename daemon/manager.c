@@ -1288,6 +1288,12 @@ int manager_start(Manager *m) {
 
         if (!m->options.no_bus)
                 (void) manager_connect_bus(m);
+        else
+                for (size_t i = 0; i < m->rules->n_rules; i++)
+                        if (m->rules->rules[i].kind == RULE_UNIT) {
+                                log_notice("--no-bus: [Unit] rules are inactive (they need systemd on the bus).");
+                                break;
+                        }
 
         /* Start-up parsed kernel BTF and /proc: give that memory back. */
         (void) malloc_trim(0);
