@@ -289,6 +289,9 @@ static int t_other_pid(void)
 	return 0;
 }
 
+static uint64_t runtime_of(pid_t pid);
+static int set_runtime(uint64_t runtime);
+
 static int unpriv_body(void)
 {
 	CHECK(ln_set(0, 5) == 0, "root set 5: %m");
@@ -317,6 +320,13 @@ static int unpriv_body(void)
 	CHECK(ln_set(1, 19) < 0 && errno == EPERM,
 	      "changing init as nobody: expected EPERM, got %s",
 	      errno ? strerror(errno) : "success");
+	if (is_eevdf()) {
+		/* Mainline's own custom slice stays unprivileged, and explicit. */
+		CHECK(set_runtime(200000) == 0, "sched_runtime as nobody: %m");
+		CHECK(runtime_of(0) == 200000, "slice %llu after sched_runtime 0.2 ms",
+		      (unsigned long long)runtime_of(0));
+		CHECK(ln_get(0) == 19, "sched_runtime changed latency nice to %d", ln_get(0));
+	}
 	return 0;
 }
 
