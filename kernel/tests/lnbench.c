@@ -17,10 +17,13 @@
  * configuration and reported as ratios against base.
  *
  *   lnbench [-g groups] [-f fds-per-group] [-t phase-ms] [-r rounds]
- *           [-w warmup-ms] [-i interval-us]
+ *           [-w warmup-ms] [-i interval-us] [-c cpu]
+ *
+ * -c pins the periodic task and the load (forked after) to one CPU.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,7 +40,7 @@
 #define MSG_SIZE 100
 
 static int arg_groups = 2, arg_fds = 10, arg_phase_ms = 1000, arg_rounds = 8;
-static int arg_warmup_ms = 1000, arg_interval_us = 1000;
+static int arg_warmup_ms = 1000, arg_interval_us = 1000, arg_cpu = -1;
 
 static volatile uint64_t *counters;	/* messages received, per receiver */
 static pid_t *load_pids;
@@ -271,7 +274,7 @@ int main(int argc, char **argv)
 	int opt, r = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "g:f:t:r:w:i:")) != -1) {
+	while ((opt = getopt(argc, argv, "g:f:t:r:w:i:c:")) != -1) {
 		switch (opt) {
 		case 'g': arg_groups = atoi(optarg); break;
 		case 'f': arg_fds = atoi(optarg); break;
@@ -279,8 +282,9 @@ int main(int argc, char **argv)
 		case 'r': arg_rounds = atoi(optarg); break;
 		case 'w': arg_warmup_ms = atoi(optarg); break;
 		case 'i': arg_interval_us = atoi(optarg); break;
+		case 'c': arg_cpu = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: lnbench [-g groups] [-f fds] [-t phase-ms] [-r rounds] [-w warmup-ms] [-i interval-us]\n");
+			fprintf(stderr, "usage: lnbench [-g groups] [-f fds] [-t phase-ms] [-r rounds] [-w warmup-ms] [-i interval-us] [-c cpu]\n");
 			return 2;
 		}
 	}
@@ -288,9 +292,20 @@ int main(int argc, char **argv)
 	    arg_interval_us < 1 || arg_warmup_ms < 0)
 		return 2;
 
-	printf("LNBENCH setup groups=%d fds=%d processes=%d phase_ms=%d rounds=%d warmup_ms=%d interval_us=%d\n",
+	printf("LNBENCH setup groups=%d fds=%d processes=%d phase_ms=%d rounds=%d warmup_ms=%d interval_us=%d cpu=%d\n",
 	       arg_groups, arg_fds, arg_groups * arg_fds * 2, arg_phase_ms,
-	       arg_rounds, arg_warmup_ms, arg_interval_us);
+	       arg_rounds, arg_warmup_ms, arg_interval_us, arg_cpu);
+	if (arg_cpu >= 0) {
+		/* Everything on one CPU: the wakeup decision is all that matters. */
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(arg_cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+			printf("LNTEST FAIL bench: pinning to CPU %d: %m\n", arg_cpu);
+			return 1;
+		}
+	}
 	if (ln_set(0, 0) < 0) {
 		printf("LNTEST SKIP bench: no latency nice uAPI: %m\n");
 		return 0;
