@@ -241,6 +241,37 @@ static void manager_restore(Manager *m, AppliedProcess *e, const char *why) {
                 log_info("%s[%d]: restored LatencyNice=%d (%s).", e->comm, (int) e->pid, e->before, why);
 }
 
+/*
+ * Exit events keep the table small, but an exit is not reported for a
+ * process whose value went back to the default (the BPF side skips those),
+ * nor while events are lost. Whenever the table has doubled, drop the dead:
+ * amortized constant work per apply, no timer.
+ */
+static void manager_prune(Manager *m) {
+        _cleanup_(freep) pid_t *gone = NULL;
+        size_t i = 0, n_gone = 0, size = applied_table_size(m->applied);
+        AppliedProcess *e;
+
+        if (size < m->prune_at)
+                return;
+        gone = calloc(size, sizeof(pid_t));
+        if (!gone)
+                return;
+        while ((e = applied_table_next(m->applied, &i))) {
+                char path[64];
+                ProcStat st;
+
+                snprintf(path, sizeof(path), "%d/stat", (int) e->pid);
+                if (proc_stat_read(m->proc_fd, path, &st) < 0 || st.start_time != e->start_time)
+                        gone[n_gone++] = e->pid;
+        }
+        for (size_t j = 0; j < n_gone; j++)
+                manager_forget(m, gone[j]);
+        size = applied_table_size(m->applied);
+        m->prune_at = size * 2 > 256 ? size * 2 : 256;
+        log_debug("Pruned %zu exited processes, %zu left.", n_gone, size);
+}
+
 int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec) {
         AppliedProcess *e = applied_table_get(m->applied, t->pid);
         ThreadSched before = {};
@@ -310,6 +341,7 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
         }
         if (m->bpf)
                 (void) exec_bpf_track(m->bpf, t->pid, true);
+        manager_prune(m);
         manager_bus_emit_applied(m, t->pid, t->comm, q->latency_nice, q->rule_name);
 
         if (res.n_realtime > 0 || res.n_foreign > 0 || res.n_failed > 0)
@@ -423,13 +455,16 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
         TaskInfo t;
         uint64_t start;
 
-        if (size < 5 * sizeof(uint32_t))
+        if (size < sizeof(struct latnice_exit_event))
                 return 0;
         if (ev->type == LATNICE_EVENT_EXIT) {
-                AppliedProcess *e = applied_table_get(m->applied, (pid_t) ev->pid);
+                const struct latnice_exit_event *x = data;
+                AppliedProcess *e = applied_table_get(m->applied, (pid_t) x->pid);
 
-                if (e && e->start_time == ev->start_boottime / m->ns_per_tick)
-                        applied_table_remove(m->applied, (pid_t) ev->pid);
+                if (e && e->start_time == x->start_boottime / m->ns_per_tick) {
+                        log_debug("%s[%u] exited, forgetting it.", e->comm, x->pid);
+                        applied_table_remove(m->applied, (pid_t) x->pid);
+                }
                 return 0;
         }
         if (ev->type != LATNICE_EVENT_EXEC || size < offsetof(struct latnice_event, args))
@@ -1228,6 +1263,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return -ENOMEM;
         if (m->options.scan_interval_usec == 0)
                 m->options.scan_interval_usec = 1000 * 1000;
+        m->prune_at = 256;
 
         tck = sysconf(_SC_CLK_TCK);
         m->ns_per_tick = tck > 0 ? 1000000000ULL / (uint64_t) tck : 10000000ULL;

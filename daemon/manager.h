@@ -102,6 +102,7 @@ typedef struct Manager {
         uint64_t apply_errors;
         uint64_t rescans;
         uint64_t reloads;
+        size_t prune_at;     /* table size at which dead entries are dropped next */
         bool ready;
         bool realtime;       /* running SCHED_FIFO between bulk work */
 

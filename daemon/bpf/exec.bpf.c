@@ -107,14 +107,6 @@ struct {
         __type(value, __u64);
 } tracked SEC(".maps");
 
-struct latnice_exit_event {
-        __u32 type;
-        __u32 flags;
-        __u32 pid;
-        __u32 tid;
-        __u64 start_boottime;
-};
-
 static __always_inline void count(__u32 which) {
         __u64 *v = bpf_map_lookup_elem(&counters, &which);
 
@@ -280,10 +272,33 @@ int exec_tp(struct trace_event_raw_sched_process_exec *ctx) {
         return handle_exec((struct task_struct *) bpf_get_current_task(), (const char *) ctx + off);
 }
 
+/* The patched kernels of kernel/ carry the latency priority in the task. */
+struct task_struct___latnice {
+        int latency_prio;
+} __attribute__((preserve_access_index));
+
+/*
+ * Could the daemon have set this task's value? Only if it is not the
+ * default, which the task itself says cheaply (its cache lines are hot at
+ * exit), so most exits skip the hash lookup. Kernels without either field:
+ * always look.
+ */
+static __always_inline bool may_be_tracked(struct task_struct *task) {
+        struct task_struct___latnice *t = (void *) task;
+
+        if (bpf_core_field_exists(t->latency_prio))
+                return BPF_CORE_READ(t, latency_prio) != 20;
+        if (bpf_core_field_exists(task->se.custom_slice))
+                return BPF_CORE_READ(task, se.custom_slice) != 0;
+        return true;
+}
+
 static __always_inline int handle_exit(struct task_struct *task) {
         struct latnice_exit_event *e;
         __u32 pid, tgid;
 
+        if (!may_be_tracked(task))
+                return 0;
         if (!current_ids(&pid, &tgid) || pid != tgid)
                 return 0;
         if (!bpf_map_lookup_elem(&tracked, &tgid))

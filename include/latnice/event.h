@@ -46,6 +46,15 @@ struct latnice_event {
         char args[LATNICE_ARGS_LEN];
 };
 
+/* Sent when a process the daemon tracks exits. Starts like latnice_event. */
+struct latnice_exit_event {
+        __u32 type; /* LATNICE_EVENT_EXIT */
+        __u32 flags;
+        __u32 pid;
+        __u32 tid;
+        __u64 start_boottime;
+};
+
 /* Prefilter keys: LPM tries over names, so exact names and "prefix*" globs both fit. */
 struct latnice_comm_key {
         __u32 prefixlen; /* in bits */

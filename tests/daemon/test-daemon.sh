@@ -69,6 +69,10 @@ read -r _ before _ _ applied _ < "$T/probe.out"
 [ "$applied" != 0 ] && ok "a process living 1 ms after main() is applied (before main: $before)" || fail "1 ms process not applied"
 grep -q "lnt-sleep\[$M\]: LatencyNice=-10 from \[Process sleeper\] /etc/latnice.d/50-test.conf:1" "$T/log" &&
         ok "decision logged with rule file:line" || fail "decision not logged"
+"$T/lnt-sleep" 0.1 & E=$!; wait $E
+sleep 0.2
+grep -q "lnt-sleep\[$E\] exited, forgetting it" "$T/log" && ok "exit of an applied process is reported (BPF exit hook)" ||
+        fail "exit of $E not seen"
 
 # --- live reload: edit -> applied without restart; broken edit -> old rules kept, file:line logged
 rules <<'CONF'
