@@ -67,6 +67,13 @@ trap 'exit 1' INT TERM
 
 # --- what the container gets ------------------------------------------------------------------
 mkdir -p "$WORK/root/etc/latnice.d" "$WORK/profiles" "$WORK/policy" "$WORK/actions" "$WORK/polkit-rules"
+# The build tree may sit below the host's /tmp, which the contained systemd
+# does not see (it has its own): run copies from the bound work directory.
+mkdir -p "$WORK/bin"
+cp "$LATNICED" "$CTL" "$WORK/bin/"
+LATNICED_HOST=$LATNICED
+LATNICED=$IN/bin/latniced
+CTL=$IN/bin/latnicectl
 cat > "$WORK/root/etc/latnice.d/50-test.conf" <<'EOF'
 [Process sleepers]
 Comm=sleep
@@ -306,7 +313,7 @@ rss1=$(rss)
 in_ $PY "$IN/loop.py" 1000 "$SLEEPER"
 rss2=$(rss)
 echo "     latniced VmRSS: $rss0 kB after warm-up, $rss1 kB after 1000 GetTask, $rss2 kB after 2000"
-if grep -q __asan_init "$LATNICED"; then
+if grep -q __asan_init "$LATNICED_HOST"; then
         # ASan keeps freed memory in quarantine: RSS grows by design there
         echo "skip - RSS checks in an AddressSanitizer build"
 else
