@@ -12,8 +12,10 @@ if [ ! -e /sys/kernel/btf/vmlinux ]; then echo "no kernel BTF at /sys/kernel/btf
 T=$(mktemp -d /tmp/latnice-daemon-test.XXXXXX)
 DPID= PIDS=()
 FAILS=0
+TRACEFS_MOUNTED=
 cleanup() {
         [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+        [ -n "$TRACEFS_MOUNTED" ] && umount /sys/kernel/tracing
         for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
         wait 2>/dev/null
         rm -rf "$T"
@@ -124,6 +126,27 @@ stop_daemon
 expect_slice "$A" "$BASE" "SIGTERM restores values that are still ours"
 [ "$(slice_of "$B")" = "$FOREIGN" ] && ok "SIGTERM leaves a foreign value alone" || fail "foreign value undone"
 kill "$A" "$B"
+
+# --- the plain tracepoint (fallback for kernels whose BTF lacks what tp_btf needs), and --dry-run
+# libbpf finds a plain tracepoint through tracefs, which systemd mounts on every boot but
+# this test machine may lack: mount it for the test, unmount it afterwards.
+if ! mountpoint -q /sys/kernel/tracing && mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null; then
+        TRACEFS_MOUNTED=1
+fi
+start_daemon --tracepoint || exit 1
+grep -q "Event source bpf: BPF exec tracepoint (tracepoint)" "$T/log" && ok "plain tracepoint hook selected" ||
+        fail "tracepoint: $(grep 'Event source' "$T/log")"
+bg "$T/lnt-sleep" 30; X=$LAST
+expect_slice "$X" "$SLICE10" "plain tracepoint: matched exec gets its value"
+stop_daemon; kill "$X"
+[ -n "${TRACEFS_MOUNTED:-}" ] && umount /sys/kernel/tracing && TRACEFS_MOUNTED=
+start_daemon --dry-run || exit 1
+bg "$T/lnt-sleep" 30; X=$LAST
+sleep 0.5
+grep -q "lnt-sleep\[$X\]: would set LatencyNice=-10 from \[Process sleeper\]" "$T/log" && ok "--dry-run logs the decision" ||
+        fail "--dry-run did not log"
+[ "$(slice_of "$X")" = "$BASE" ] && ok "--dry-run applies nothing" || fail "--dry-run changed the slice"
+stop_daemon; kill "$X"
 
 # --- fallbacks forced by option give the same results
 for src in netlink proc-scan; do
