@@ -373,6 +373,7 @@ def build_tests(outdir, logfile):
         name = f[:-2]
         out = os.path.join(outdir, name)
         run([gcc, "-static", "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Werror",
+             "-I", os.path.join(TESTS_DIR, "..", "..", "include"),
              "-o", out, os.path.join(TESTS_DIR, f)], logfile=logfile)
         progs[name] = out
     return progs

@@ -12,42 +12,32 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-#define SCHED_FLAG_RESET_ON_FORK	0x01
-#define SCHED_FLAG_KEEP_POLICY		0x08
-#define SCHED_FLAG_KEEP_PARAMS		0x10
+/*
+ * The uAPI as latniced declares it (include/latnice/uapi.h): the VM checks
+ * the kernel against the very definitions the daemon uses.
+ */
+#include "latnice/uapi.h"
+
+#define SCHED_FLAG_RESET_ON_FORK	LATNICE_SCHED_FLAG_RESET_ON_FORK
+#define SCHED_FLAG_KEEP_POLICY		LATNICE_SCHED_FLAG_KEEP_POLICY
+#define SCHED_FLAG_KEEP_PARAMS		LATNICE_SCHED_FLAG_KEEP_PARAMS
 #define SCHED_FLAG_KEEP_ALL		(SCHED_FLAG_KEEP_POLICY | SCHED_FLAG_KEEP_PARAMS)
-#define SCHED_FLAG_LATENCY_NICE		0x80
+#define SCHED_FLAG_LATENCY_NICE		LATNICE_SCHED_FLAG_LATENCY_NICE
 
-#define SCHED_ATTR_SIZE_VER0	48
-#define SCHED_ATTR_SIZE_VER1	56
-#define SCHED_ATTR_SIZE_VER2	60
+#define SCHED_ATTR_SIZE_VER0	LATNICE_SCHED_ATTR_SIZE_VER0
+#define SCHED_ATTR_SIZE_VER1	LATNICE_SCHED_ATTR_SIZE_VER1
+#define SCHED_ATTR_SIZE_VER2	LATNICE_SCHED_ATTR_SIZE_VER2
 
-struct ln_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime;
-	uint64_t sched_deadline;
-	uint64_t sched_period;
-	uint32_t sched_util_min;
-	uint32_t sched_util_max;
-	int32_t sched_latency_nice;	/* offset 56 */
-	uint32_t pad;			/* sizeof() is 64, the uAPI size 60 */
-};
-
-_Static_assert(__builtin_offsetof(struct ln_sched_attr, sched_latency_nice) == 56,
-	       "sched_latency_nice must be at offset 56");
+#define ln_sched_attr latnice_sched_attr
 
 static inline int ln_setattr(pid_t pid, struct ln_sched_attr *a, unsigned int flags)
 {
-	return syscall(SYS_sched_setattr, pid, a, flags);
+	return latnice_sched_setattr(pid, a, flags);
 }
 
 static inline int ln_getattr(pid_t pid, struct ln_sched_attr *a, unsigned int size)
 {
-	return syscall(SYS_sched_getattr, pid, a, size, 0);
+	return latnice_sched_getattr(pid, a, size, 0);
 }
 
 /* Set only the latency nice (keep policy and parameters). */
