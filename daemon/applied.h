@@ -23,6 +23,7 @@ typedef struct AppliedProcess {
         char *rule;            /* "[Process name] file:line", or "unit NAME" / "manual" */
         char *rule_name;       /* the rule's section name, for D-Bus */
         bool via_unit;         /* from a unit rule's per-task fallback */
+        bool inherit;          /* the rule lets children that exec other programs keep the value */
 } AppliedProcess;
 
 typedef struct AppliedTable AppliedTable;

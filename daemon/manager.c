@@ -327,6 +327,7 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                         .rule = strdup(q->ref),
                         .rule_name = strdup(q->rule_name),
                         .via_unit = q->via_unit,
+                        .inherit = q->inherit,
                 };
 
                 snprintf(n.comm, sizeof(n.comm), "%s", t->comm ?: "");
@@ -352,6 +353,54 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
         else
                 log_info("%s[%d]: LatencyNice=%d from %s (%u thread%s).", t->comm, (int) t->pid, q->latency_nice,
                          q->ref, res.n_threads, res.n_threads == 1 ? "" : "s");
+        return 1;
+}
+
+/*
+ * A value belongs to the program a rule named, not to everything it starts:
+ * a terminal at -8 must not hand -8 to every build run in it, nor a
+ * compositor its value to every application it launches. So when a child
+ * of a process we set execs a program that no rule matches, and it still
+ * carries our value (inherited through fork), it gets the default back,
+ * unless the parent's rule says Inherit=yes. Values somebody else set are
+ * not ours to reset.
+ */
+static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start_time) {
+        AppliedProcess *parent;
+        ThreadSched cur = {};
+        ApplyResult res = {};
+        pid_t ppid = t->ppid;
+        int r;
+
+        if (ppid <= 0) {
+                /* In a child pid namespace BPF cannot name the parent in our terms. */
+                char path[64];
+                ProcStat st;
+
+                snprintf(path, sizeof(path), "%d/stat", (int) t->pid);
+                if (proc_stat_read(m->proc_fd, path, &st) < 0)
+                        return 0;
+                ppid = st.ppid;
+        }
+        parent = applied_table_get(m->applied, ppid);
+        if (!parent || parent->inherit || m->probe.backend == BACKEND_NONE)
+                return 0;
+        r = sched_thread_get(&m->probe, t->pid, &cur);
+        if (r < 0 || sched_thread_raw(&m->probe, &cur) != parent->raw)
+                return 0;
+        if (m->options.dry_run) {
+                log_info("%s[%d]: would reset LatencyNice=%d inherited from %s[%d] (dry run).", t->comm, (int) t->pid,
+                         parent->latency_nice, parent->comm, (int) ppid);
+                return 0;
+        }
+        r = sched_apply_process(&m->probe, m->proc_fd, t->pid, start_time, LATNICE_DEFAULT, THREADS_ALL, true, &res);
+        if (r < 0) {
+                if (r != -ESRCH)
+                        log_warning_errno(r, "Failed to reset %s[%d] to the default: %m", t->comm, (int) t->pid);
+                return 0;
+        }
+        log_info("%s[%d]: back to LatencyNice=0: no rule matches it, and %d was inherited from %s[%d] (%s).",
+                 t->comm, (int) t->pid, parent->latency_nice, parent->comm, (int) ppid, parent->rule);
         return 1;
 }
 
@@ -390,7 +439,8 @@ static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bo
                 if (e) {
                         manager_restore(m, e, "no rule matches any more");
                         manager_forget(m, t->pid);
-                }
+                } else if (fresh_exec)
+                        return manager_reset_inherited(m, t, start_time);
                 return 0;
         }
         rule_ref(rule, ref, sizeof(ref));
@@ -399,6 +449,7 @@ static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bo
                                      .latency_nice = rule->latency_nice,
                                      .threads = rule->threads,
                                      .override = rule->override,
+                                     .inherit = rule->inherit,
                                      .ref = ref,
                                      .rule_name = rule->name,
                              },

@@ -135,6 +135,7 @@ typedef struct ApplyRequest {
         const char *ref;       /* "[Process x] file:line", for logs and D-Bus */
         const char *rule_name; /* the rule's section name */
         bool via_unit;         /* a unit rule's per-task fallback */
+        bool inherit;          /* Inherit=yes: children that exec other programs keep it */
 } ApplyRequest;
 
 /*

@@ -420,6 +420,12 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                         r->threads = THREADS_MAIN;
                 else
                         parse_error(c, line, "Threads=%s is invalid; expected 'all' or 'main'", value);
+        } else if (strcmp(key, "Inherit") == 0) {
+                q = parse_boolean(value);
+                if (q < 0)
+                        parse_error(c, line, "Inherit=%s is not a boolean; expected yes or no", value);
+                else
+                        r->inherit = q;
         } else if (strcmp(key, "Override") == 0) {
                 q = parse_boolean(value);
                 if (q < 0)
@@ -428,7 +434,7 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                         r->override = q;
         } else {
                 const char *hint = NULL;
-                static const char * const actions[] = { "LatencyNice", "Threads", "Override" };
+                static const char * const actions[] = { "LatencyNice", "Threads", "Override", "Inherit" };
 
                 for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
                         if (strcasecmp(key, match_key_table[k]) == 0)

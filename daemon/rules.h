@@ -43,6 +43,7 @@ typedef struct Rule {
         int latency_nice;
         ThreadsMode threads;
         bool override;
+        bool inherit; /* children that exec another program keep the value */
 } Rule;
 
 typedef enum ConfFileState {

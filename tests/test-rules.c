@@ -135,6 +135,7 @@ static void test_keys(void) {
                    "LatencyNice=-20\n"
                    "Threads=main\n"
                    "Override=yes\n"
+                   "Inherit=yes\n"
                    "[Process reset]\n"
                    "Comm=a b\n"
                    "Comm=\n"
@@ -167,6 +168,7 @@ static void test_keys(void) {
         ASSERT_EQ(r->latency_nice, -20);
         ASSERT_EQ(r->threads, THREADS_MAIN);
         ASSERT_TRUE(r->override);
+        ASSERT_TRUE(r->inherit);
         ASSERT_TRUE(rule_set_needs_cmdline(s));
 
         r = find_rule(s, "reset");
@@ -174,6 +176,7 @@ static void test_keys(void) {
         ASSERT_STREQ(r->match[MATCH_COMM][0], "c");
         ASSERT_EQ(r->threads, THREADS_ALL);
         ASSERT_TRUE(!r->override);
+        ASSERT_TRUE(!r->inherit);
 
         r = find_rule(s, "game.slice");
         ASSERT_EQ(r->kind, RULE_UNIT);

@@ -149,11 +149,35 @@ static __always_inline bool lookup_comm(void *map, const char *name) {
         return bpf_map_lookup_elem(map, &key) != NULL;
 }
 
+/* The patched kernels of kernel/ carry the latency priority in the task. */
+struct task_struct___latnice {
+        int latency_prio;
+} __attribute__((preserve_access_index));
+
+/*
+ * Does the task carry a value other than the default (the daemon's, or one
+ * it inherited from a process the daemon set)? The task itself says so
+ * cheaply: its cache lines are hot at exec and at exit. Kernels without
+ * either field have no value latniced could set: say so with unknown.
+ */
+static __always_inline bool has_custom_value(struct task_struct *task, bool unknown) {
+        struct task_struct___latnice *t = (void *) task;
+
+        if (bpf_core_field_exists(t->latency_prio))
+                return BPF_CORE_READ(t, latency_prio) != 20;
+        if (bpf_core_field_exists(task->se.custom_slice))
+                return BPF_CORE_READ(task, se.custom_slice) != 0;
+        return unknown;
+}
+
 /* Could any rule match this exec? Cheap checks first. */
 static __always_inline bool prefilter(struct task_struct *task, const char *comm) {
         __u32 flags = filter_flags;
 
         if (!filter_active)
+                return true;
+        /* A task that inherited a value: the daemon resets it if it came from a rule without Inherit=yes. */
+        if (has_custom_value(task, false))
                 return true;
         if ((flags & LATNICE_FILTER_F_COMM) && lookup_comm(&filter_comm, comm))
                 return true;
@@ -272,32 +296,12 @@ int exec_tp(struct trace_event_raw_sched_process_exec *ctx) {
         return handle_exec((struct task_struct *) bpf_get_current_task(), (const char *) ctx + off);
 }
 
-/* The patched kernels of kernel/ carry the latency priority in the task. */
-struct task_struct___latnice {
-        int latency_prio;
-} __attribute__((preserve_access_index));
-
-/*
- * Could the daemon have set this task's value? Only if it is not the
- * default, which the task itself says cheaply (its cache lines are hot at
- * exit), so most exits skip the hash lookup. Kernels without either field:
- * always look.
- */
-static __always_inline bool may_be_tracked(struct task_struct *task) {
-        struct task_struct___latnice *t = (void *) task;
-
-        if (bpf_core_field_exists(t->latency_prio))
-                return BPF_CORE_READ(t, latency_prio) != 20;
-        if (bpf_core_field_exists(task->se.custom_slice))
-                return BPF_CORE_READ(task, se.custom_slice) != 0;
-        return true;
-}
-
 static __always_inline int handle_exit(struct task_struct *task) {
         struct latnice_exit_event *e;
         __u32 pid, tgid;
 
-        if (!may_be_tracked(task))
+        /* Most exits skip the hash lookup: the daemon only tracks tasks it gave a value. */
+        if (!has_custom_value(task, true))
                 return 0;
         if (!current_ids(&pid, &tgid) || pid != tgid)
                 return 0;

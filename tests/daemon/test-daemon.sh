@@ -76,6 +76,39 @@ sleep 0.2
 grep -q "lnt-sleep\[$E\] exited, forgetting it" "$T/log" && ok "exit of an applied process is reported (BPF exit hook)" ||
         fail "exit of $E not seen"
 
+# --- a value stays with its program: a child execing another, unmatched program gets the default
+cp /bin/bash "$T/lnt-parent"
+rules <<'CONF'
+[Process sleeper]
+Comm=lnt-sleep lnt-probe
+LatencyNice=-10
+
+[Process parent]
+Comm=lnt-parent
+LatencyNice=-10
+CONF
+sleep 0.6
+bg "$T/lnt-parent" -c "sleep 0.3; $T/lnt-other 30 & echo \$! > $T/child; wait"; P=$LAST
+expect_slice "$P" "$SLICE10" "parent gets its rule's value"
+for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
+C=$(cat "$T/child"); PIDS+=("$C")
+expect_slice "$C" "$BASE" "its child execing an unmatched program is reset to the default"
+grep -q "lnt-other\[$C\]: back to LatencyNice=0" "$T/log" && ok "the reset is logged" || fail "reset not logged"
+kill "$C" "$P" 2>/dev/null; rm -f "$T/child"
+printf 'Inherit=yes\n' >> "$T/root/etc/latnice.d/50-test.conf"
+sleep 0.6
+bg "$T/lnt-parent" -c "sleep 0.3; $T/lnt-other 30 & echo \$! > $T/child; wait"; P=$LAST
+for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
+C=$(cat "$T/child"); PIDS+=("$C")
+expect_slice "$C" "$SLICE10" "with Inherit=yes the child keeps the inherited value"
+kill "$C" "$P" 2>/dev/null; rm -f "$T/child"
+rules <<'CONF'
+[Process sleeper]
+Comm=lnt-sleep lnt-probe
+LatencyNice=-10
+CONF
+sleep 0.6
+
 # --- live reload: edit -> applied without restart; broken edit -> old rules kept, file:line logged
 rules <<'CONF'
 [Process sleeper]
