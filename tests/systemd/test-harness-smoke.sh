@@ -14,26 +14,12 @@ L=$HERE/lntest-systemd
 NAME=smoke-$$
 STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 PY=/usr/bin/python3
-failures=0
-started=0
 
-pass() { echo "ok   - $*"; }
-fail() { echo "FAIL - $*"; failures=$((failures + 1)); }
+. "$HERE/testlib.sh"
 check() { # check DESCRIPTION CMD...
         local what=$1
         shift
         if "$@" >/dev/null; then pass "$what"; else fail "$what"; fi
-}
-in_() { "$L" exec "$NAME" "$@"; }
-# Retry a command for up to $1 seconds (the bus comes back asynchronously).
-eventually() {
-        local t=$1 i
-        shift
-        for ((i = 0; i < t * 10; i++)); do
-                "$@" >/dev/null 2>&1 && return 0
-                sleep 0.1
-        done
-        "$@"
 }
 elapsed() {
         local us=$((${EPOCHREALTIME/./} - ${1/./}))
@@ -107,20 +93,7 @@ cat > "$WORK/policy/org.lntest.Smoke.conf" <<'EOF'
 EOF
 
 t0=$EPOCHREALTIME
-out=$("$L" start "$NAME" --unit-dir "$WORK/units" --policy-dir "$WORK/policy" \
-        --bind "$WORK/bind:/run/lntest-smoke" 2>&1)
-rc=$?
-if [[ $rc == 77 ]]; then
-        echo "$out"
-        echo "SKIP: the harness cannot run here"
-        exit 77
-fi
-started=1
-if [[ $rc != 0 ]]; then
-        echo "$out"
-        echo "FAIL - start"
-        exit 1
-fi
+start_contained --unit-dir "$WORK/units" --policy-dir "$WORK/policy" --bind "$WORK/bind:/run/lntest-smoke"
 start_time=$(elapsed "$t0")
 PID=$("$L" pid "$NAME")
 pass "start ($start_time s, pid $PID)"

@@ -21,28 +21,13 @@ SERVICE=$(readlink -f "${3:?}")
 SRC=$(readlink -f "$HERE/../..")
 NAME=units-$$
 STATE=${LNTEST_STATE:-/run/lntest}/$NAME
-failures=0
-started=0
 pids_host=()
 
-pass() { echo "ok   - $*"; }
-fail() { echo "FAIL - $*"; failures=$((failures + 1)); }
+. "$HERE/../systemd/testlib.sh"
 check() { # check DESCRIPTION CMD...
         local what=$1
         shift
         if "$@"; then pass "$what"; else fail "$what"; return 1; fi
-}
-# from / : the caller's directory may be in /tmp, which the container does not share
-in_() { (cd / && "$L" exec "$NAME" "$@"); }
-# Retry a command for up to $1 seconds; the last try's output is shown.
-eventually() {
-        local t=$1 i
-        shift
-        for ((i = 0; i < t * 10; i++)); do
-                "$@" >/dev/null 2>&1 && return 0
-                sleep 0.1
-        done
-        "$@"
 }
 
 [[ $EUID == 0 ]] || { echo "SKIP: needs root"; exit 77; }
@@ -107,20 +92,8 @@ EOF
 }
 write_rules -10
 
-out=$("$L" start "$NAME" --unit-dir "$WORK/units" --policy-dir "$WORK/policy" \
-        --bind "$WORK/root:/run/lnroot" --bind "$WORK/bin:/run/lnbin" 2>&1)
-rc=$?
-if [[ $rc == 77 ]]; then
-        echo "$out"
-        echo "SKIP: no contained systemd here"
-        exit 77
-fi
-started=1
-if [[ $rc != 0 ]]; then
-        echo "$out"
-        echo "FAIL - start the contained systemd"
-        exit 1
-fi
+start_contained --unit-dir "$WORK/units" --policy-dir "$WORK/policy" \
+        --bind "$WORK/root:/run/lnroot" --bind "$WORK/bin:/run/lnbin"
 pass "contained systemd is up (pid $("$L" pid "$NAME"))"
 
 # --- helpers that look inside -------------------------------------------------------------------

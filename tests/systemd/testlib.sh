@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared by the tests that run in a contained systemd: source it after
+# setting L (the lntest-systemd script) and NAME (this run's instance).
+# The caller's cleanup trap looks at $started; the summary at $failures.
+
+failures=0
+started=0
+
+pass() { echo "ok   - $*"; }
+fail() { echo "FAIL - $*"; failures=$((failures + 1)); }
+
+# Runs a command inside, from / : the caller's directory may be below the
+# host's /tmp, which the container does not share.
+in_() { (cd / && "$L" exec "$NAME" "$@"); }
+
+# Retries a command for up to $1 seconds (the bus comes back asynchronously);
+# the last try's output is shown.
+eventually() {
+        local t=$1 i
+        shift
+        for ((i = 0; i < t * 10; i++)); do
+                "$@" >/dev/null 2>&1 && return 0
+                sleep 0.1
+        done
+        "$@"
+}
+
+# start_contained ARGS...: boots the contained systemd with lntest-systemd's
+# start options. Exits the test with 77 (and the harness's reason) where it
+# cannot run here, with 1 where it fails to start.
+start_contained() {
+        local out rc
+
+        out=$("$L" start "$NAME" "$@" 2>&1)
+        rc=$?
+        if [[ $rc == 77 ]]; then
+                echo "$out"
+                echo "SKIP: no contained systemd here"
+                exit 77
+        fi
+        started=1
+        if [[ $rc != 0 ]]; then
+                echo "$out"
+                echo "FAIL - start the contained systemd"
+                exit 1
+        fi
+}
