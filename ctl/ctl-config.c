@@ -11,14 +11,10 @@
 
 static void print_errors(const RuleSet *s) {
         for (size_t i = 0; i < s->n_errors; i++) {
-                const RuleError *e = &s->errors[i];
+                char buf[1024];
 
-                if (e->file && e->line > 0)
-                        fprintf(stderr, "%s:%u: %s\n", e->file, e->line, e->message);
-                else if (e->file)
-                        fprintf(stderr, "%s: %s\n", e->file, e->message);
-                else
-                        fprintf(stderr, "%s\n", e->message);
+                rule_error_format(&s->errors[i], buf, sizeof(buf));
+                fprintf(stderr, "%s\n", buf);
         }
 }
 
@@ -123,7 +119,10 @@ int verb_cat_config(Ctl *ctl, int argc, char **argv) {
 }
 
 static void print_rule_ref(const Rule *r) {
-        printf("[%s %s] %s:%u", rule_kind_to_string(r->kind), r->name, r->file, r->line);
+        char ref[512];
+
+        rule_format_ref(r, ref, sizeof(ref));
+        fputs(ref, stdout);
 }
 
 static void print_key_values(const Rule *r, MatchKey k) {
@@ -192,13 +191,7 @@ static int explain_task(Ctl *ctl, const TaskInfo *t, bool verbose) {
                 printf(" matched\n");
         } else {
                 /* Without a process rule, a unit rule gives its value per task (on kernels without a cgroup knob). */
-                if (t->cgroup)
-                        for (size_t i = 0; i < s->n_rules && !ur; i++) {
-                                const Rule *q = &s->rules[i];
-
-                                if (q->kind == RULE_UNIT && match_rule(q, t, NULL))
-                                        ur = q;
-                        }
+                ur = match_task_unit_rule(s, t);
                 if (ur) {
                         printf("Matched:  ");
                         print_rule_ref(ur);
@@ -211,18 +204,11 @@ static int explain_task(Ctl *ctl, const TaskInfo *t, bool verbose) {
                 print_rule_ref(m.shadowed[i]);
                 printf(" -> LatencyNice=%d (an earlier rule wins)\n", m.shadowed[i]->latency_nice);
         }
-        if (m.rule && t->cgroup)
-                for (size_t i = 0; i < s->n_rules; i++) {
-                        const Rule *q = &s->rules[i];
-
-                        if (q->kind == RULE_UNIT && match_rule(q, t, NULL)) {
-                                printf("Unit:     ");
-                                print_rule_ref(q);
-                                printf(" -> LatencyNice=%d for the unit; the process rule decides this process\n",
-                                       q->latency_nice);
-                                break;
-                        }
-                }
+        if (m.rule && (ur = match_task_unit_rule(s, t))) {
+                printf("Unit:     ");
+                print_rule_ref(ur);
+                printf(" -> LatencyNice=%d for the unit; the process rule decides this process\n", ur->latency_nice);
+        }
         if (verbose)
                 for (size_t i = 0; i < s->n_rules; i++) {
                         const Rule *q = &s->rules[i];

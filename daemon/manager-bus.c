@@ -396,15 +396,9 @@ static int property_get_rule_errors(sd_bus *bus, const char *path, const char *i
 
         r = sd_bus_message_open_container(reply, 'a', "s");
         for (size_t i = 0; r >= 0 && m->rules && i < m->rules->n_errors; i++) {
-                const RuleError *e = &m->rules->errors[i];
-                _cleanup_(freep) char *s = NULL;
+                char s[1024];
 
-                if (e->file && e->line > 0)
-                        r = asprintf(&s, "%s:%u: %s", e->file, e->line, e->message);
-                else
-                        r = asprintf(&s, "%s: %s", e->file ?: "rules", e->message);
-                if (r < 0)
-                        return -ENOMEM;
+                rule_error_format(&m->rules->errors[i], s, sizeof(s));
                 r = sd_bus_message_append(reply, "s", s);
         }
         if (r >= 0)
@@ -618,10 +612,7 @@ static int method_explain(sd_bus_message *call, void *userdata, sd_bus_error *er
                         t.exe = NULL;
         }
         /* As the daemon decides: a process rule first, else a unit rule through the process's unit. */
-        if (t.cgroup)
-                for (size_t i = 0; i < m->rules->n_rules && !unit_rule; i++)
-                        if (m->rules->rules[i].kind == RULE_UNIT && match_rule(&m->rules->rules[i], &t, NULL))
-                                unit_rule = &m->rules->rules[i];
+        unit_rule = match_task_unit_rule(m->rules, &t);
         if (mr.rule) {
                 winner = mr.rule;
                 how = "process";

@@ -88,10 +88,6 @@ static bool use_knob(Manager *m) {
                cgroup_latency_knob(&u->mounts);
 }
 
-static void rule_ref(const Rule *r, char *buf, size_t size) {
-        snprintf(buf, size, "[%s %s] %s:%u", rule_kind_to_string(r->kind), r->name, r->file, r->line);
-}
-
 /* ---- the prefilter ------------------------------------------------------ */
 
 static bool unit_in_filter(Manager *m, const SystemdUnit *su) {
@@ -189,28 +185,27 @@ int manager_units_decide(Manager *m, const TaskInfo *t, uint64_t start_time, boo
         ManagerUnits *u = m->units_state;
         char ref[512];
 
-        if (!u || !u->active || !t->cgroup || use_knob(m))
-                return 0;
-        for (size_t i = 0; i < m->rules->n_rules; i++) {
-                const Rule *rule = &m->rules->rules[i];
-                int r;
+        const Rule *rule;
+        int r;
 
-                if (rule->kind != RULE_UNIT || !match_rule(rule, t, NULL))
-                        continue;
-                rule_ref(rule, ref, sizeof(ref));
-                r = manager_apply(m, t, start_time,
-                                  &(ApplyRequest) {
-                                          .latency_nice = rule->latency_nice,
-                                          .threads = rule->threads,
-                                          .override = rule->override,
-                                          .ref = ref,
-                                          .rule_name = rule->name,
-                                          .via_unit = true,
-                                  },
-                                  fresh_exec);
-                return r < 0 ? r : 1;
-        }
-        return 0;
+        if (!u || !u->active || use_knob(m))
+                return 0;
+        rule = match_task_unit_rule(m->rules, t);
+        if (!rule)
+                return 0;
+        rule_format_ref(rule, ref, sizeof(ref));
+        r = manager_apply(m, t, start_time,
+                          &(ApplyRequest) {
+                                  .latency_nice = rule->latency_nice,
+                                  .threads = rule->threads,
+                                  .override = rule->override,
+                                  .inherit = rule->inherit,
+                                  .ref = ref,
+                                  .rule_name = rule->name,
+                                  .via_unit = true,
+                          },
+                          fresh_exec);
+        return r < 0 ? r : 1;
 }
 
 /* Walks a cgroup subtree and decides every process in it (process rules first, as always). */
@@ -307,7 +302,7 @@ static void units_apply_knob(Manager *m, const SystemdUnit *su) {
                 }
                 return;
         }
-        rule_ref(rule, ref, sizeof(ref));
+        rule_format_ref(rule, ref, sizeof(ref));
         if (m->options.dry_run) {
                 log_info("%s: would set LatencyNice=%d on cgroup %s from %s (dry run).", su->name,
                          rule->latency_nice, su->control_group, ref);

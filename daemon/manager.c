@@ -166,10 +166,6 @@ static int cgroup_id_to_path(Manager *m, uint64_t id, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
-static void rule_ref(const Rule *r, char *buf, size_t size) {
-        snprintf(buf, size, "[%s %s] %s:%u", rule_kind_to_string(r->kind), r->name, r->file, r->line);
-}
-
 static void manager_notify_status(Manager *m) {
         if (!m->ready)
                 return;
@@ -443,7 +439,7 @@ static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bo
                         return manager_reset_inherited(m, t, start_time);
                 return 0;
         }
-        rule_ref(rule, ref, sizeof(ref));
+        rule_format_ref(rule, ref, sizeof(ref));
         return manager_apply(m, t, start_time,
                              &(ApplyRequest) {
                                      .latency_nice = rule->latency_nice,
@@ -896,12 +892,10 @@ static bool rule_errors_subset(const RuleSet *new, const RuleSet *old) {
 
 static void log_rule_errors(const RuleSet *s, int level) {
         for (size_t i = 0; i < s->n_errors; i++) {
-                const RuleError *e = &s->errors[i];
+                char buf[1024];
 
-                if (e->file && e->line > 0)
-                        log_full_errno(level, 0, "%s:%u: %s", e->file, e->line, e->message);
-                else
-                        log_full_errno(level, 0, "%s: %s", e->file ?: "rules", e->message);
+                rule_error_format(&s->errors[i], buf, sizeof(buf));
+                log_full_errno(level, 0, "%s", buf);
         }
 }
 

@@ -208,6 +208,15 @@ int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchRes
         return m.rule ? 1 : 0;
 }
 
+const Rule *match_task_unit_rule(const RuleSet *s, const TaskInfo *t) {
+        if (!t->cgroup)
+                return NULL;
+        for (size_t i = 0; i < s->n_rules; i++)
+                if (s->rules[i].kind == RULE_UNIT && match_rule(&s->rules[i], t, NULL))
+                        return &s->rules[i];
+        return NULL;
+}
+
 const Rule *match_unit(const RuleSet *s, const char *unit) {
         for (size_t i = 0; i < s->n_rules; i++) {
                 const Rule *r = &s->rules[i];

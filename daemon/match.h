@@ -46,6 +46,9 @@ const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t);
  */
 int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchResult *ret);
 
+/* First unit rule covering a unit the task runs in (its cgroup path), or NULL. */
+const Rule *match_task_unit_rule(const RuleSet *s, const TaskInfo *t);
+
 /* First unit rule whose Unit= matches the unit name. */
 const Rule *match_unit(const RuleSet *s, const char *unit);
 

@@ -75,6 +75,19 @@ const char *conf_file_state_to_string(ConfFileState s) {
         return NULL;
 }
 
+void rule_format_ref(const Rule *r, char *buf, size_t size) {
+        snprintf(buf, size, "[%s %s] %s:%u", rule_kind_to_string(r->kind), r->name, r->file, r->line);
+}
+
+void rule_error_format(const RuleError *e, char *buf, size_t size) {
+        if (e->file && e->line > 0)
+                snprintf(buf, size, "%s:%u: %s", e->file, e->line, e->message);
+        else if (e->file)
+                snprintf(buf, size, "%s: %s", e->file, e->message);
+        else
+                snprintf(buf, size, "%s", e->message);
+}
+
 static void rule_done(Rule *r) {
         free(r->name);
         for (size_t k = 0; k < _MATCH_KEY_MAX; k++)

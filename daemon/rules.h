@@ -101,6 +101,11 @@ int rule_set_load_buffer(const char *name, const char *buf, size_t size, RuleSet
 /* Parses just the given files, in the given order (for "latnicectl check FILE..."). */
 int rule_set_load_files(char * const *paths, RuleSet **ret);
 
+/* "[Process name] file:line": how logs, D-Bus and the CLI name a rule. */
+void rule_format_ref(const Rule *r, char *buf, size_t size);
+/* "file:line: message" (or "file: message" for a whole file). */
+void rule_error_format(const RuleError *e, char *buf, size_t size);
+
 const char *match_key_to_string(MatchKey k);
 const char *rule_kind_to_string(RuleKind k);
 const char *threads_mode_to_string(ThreadsMode m);
