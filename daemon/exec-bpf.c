@@ -14,6 +14,7 @@ struct ExecBpf {
         exec_bpf_handler_t handler;
         void *userdata;
         const char *hook;
+        unsigned budget; /* records left in this consume() */
 };
 
 ExecBpf *exec_bpf_free(ExecBpf *b) {
@@ -25,10 +26,14 @@ ExecBpf *exec_bpf_free(ExecBpf *b) {
         return NULL;
 }
 
+/* Stops ring_buffer__consume() after the record that used up the budget. */
+#define BUDGET_SPENT (-ECANCELED)
+
 static int on_ringbuf(void *ctx, void *data, size_t size) {
         ExecBpf *b = ctx;
 
-        return b->handler(b->userdata, data, size);
+        (void) b->handler(b->userdata, data, size);
+        return --b->budget == 0 ? BUDGET_SPENT : 0;
 }
 
 static int try_load(ExecBpf *b, const ExecBpfOptions *o, bool btf) {
@@ -114,8 +119,16 @@ int exec_bpf_epoll_fd(ExecBpf *b) {
         return ring_buffer__epoll_fd(b->rb);
 }
 
-int exec_bpf_consume(ExecBpf *b) {
-        return ring_buffer__consume(b->rb);
+int exec_bpf_consume(ExecBpf *b, unsigned budget) {
+        int r;
+
+        if (budget == 0)
+                return 1;
+        b->budget = budget;
+        r = ring_buffer__consume(b->rb);
+        if (r == BUDGET_SPENT)
+                return 1;
+        return r < 0 ? r : 0;
 }
 
 bool exec_bpf_take_lost(ExecBpf *b) {

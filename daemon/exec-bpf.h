@@ -38,8 +38,9 @@ static inline void exec_bpf_freep(ExecBpf **b) {
 /* "tp_btf" or "tracepoint": which exec hook is attached. */
 const char *exec_bpf_hook(const ExecBpf *b);
 int exec_bpf_epoll_fd(ExecBpf *b);
-/* Handles what is in the ring buffer; returns the number of records or a negative errno. */
-int exec_bpf_consume(ExecBpf *b);
+/* Handles up to budget records: 0 when the ring buffer is empty, 1 when the
+ * budget ran out first (more may be queued), or a negative errno. */
+int exec_bpf_consume(ExecBpf *b, unsigned budget);
 
 /* True once after the kernel side could not queue an event (ring buffer full): rescan. */
 bool exec_bpf_take_lost(ExecBpf *b);

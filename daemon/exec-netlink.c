@@ -42,13 +42,17 @@ int exec_netlink_open(int rcvbuf) {
         return TAKE_FD(fd);
 }
 
-int exec_netlink_read(int fd, netlink_handler_t handler, void *userdata) {
+int exec_netlink_read(int fd, unsigned budget, netlink_handler_t handler, void *userdata) {
         char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
         int lost = 0;
 
-        for (;;) {
-                ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        for (unsigned k = 0;; k++) {
+                ssize_t n;
 
+                /* A flood must not keep the caller away from its other work. */
+                if (k >= budget)
+                        return lost < 0 ? lost : 1;
+                n = recv(fd, buf, sizeof(buf), 0);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;

@@ -18,5 +18,9 @@ typedef int (*netlink_handler_t)(void *userdata, NetlinkEventType type, pid_t pi
 
 /* Opens and subscribes; returns the fd. Needs CAP_NET_ADMIN and the initial pid namespace. */
 int exec_netlink_open(int rcvbuf);
-/* Reads all queued messages; -ENOBUFS means events were lost (the caller rescans). */
-int exec_netlink_read(int fd, netlink_handler_t handler, void *userdata);
+/*
+ * Reads up to budget queued messages: 0 when the queue is empty, 1 when the
+ * budget ran out first (more may be queued), -ENOBUFS when events were lost
+ * (the caller rescans), other negative errno on failure.
+ */
+int exec_netlink_read(int fd, unsigned budget, netlink_handler_t handler, void *userdata);

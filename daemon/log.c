@@ -48,7 +48,17 @@ void log_open(void) {
         use_journal = st.st_dev == dev && st.st_ino == ino;
 }
 
+/* Anything a process controls may be in a message: no invalid UTF-8, no control characters. */
+static bool message_needs_escape(const char *s) {
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
+                        return true;
+        return !utf8_is_valid(s);
+}
+
 int log_internal(int level, int error, const char *func, const char *format, ...) {
+        _cleanup_(freep) char *escaped = NULL;
+        const char *msg;
         char buf[2048];
         va_list ap;
         int saved = errno;
@@ -59,11 +69,16 @@ int log_internal(int level, int error, const char *func, const char *format, ...
         vsnprintf(buf, sizeof(buf), format, ap);
         va_end(ap);
         errno = saved;
+        msg = buf;
+        if (message_needs_escape(buf)) {
+                escaped = utf8_escape_invalid(buf, true);
+                msg = escaped ?: "(message dropped: out of memory)";
+        }
 
         if (use_journal)
-                sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%i", level, "CODE_FUNC=%s", func,
+                sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%i", level, "CODE_FUNC=%s", func,
                                 error != 0 ? "ERRNO=%i" : NULL, error < 0 ? -error : error, NULL);
         else
-                fprintf(stderr, "%s\n", buf);
+                fprintf(stderr, "%s\n", msg);
         return error > 0 ? -error : error;
 }

@@ -269,6 +269,7 @@ static void units_fall_back_to_tasks(Manager *m, const char *cgroup) {
 static void units_apply_all(Manager *m);
 
 static int units_on_knob_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_leave_realtime(userdata);
         units_apply_all(userdata);
         return 0;
 }
@@ -432,6 +433,7 @@ static int units_on_rescan_timer(sd_event_source *s, uint64_t usec, void *userda
         const SystemdUnit *su;
         size_t i = 0;
 
+        manager_leave_realtime(m);
         /* A finished job may have started or moved processes into a followed subtree without an exec. */
         if (!u->watch || use_knob(m))
                 return 0;
@@ -468,6 +470,7 @@ static int units_on_offline_timer(sd_event_source *s, uint64_t usec, void *userd
         Manager *m = userdata;
         ManagerUnits *u = m->units_state;
 
+        manager_leave_realtime(m);
         if (u->active || u->logged_offline)
                 return 0;
         u->logged_offline = true;

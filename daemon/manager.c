@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sched.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <systemd/sd-daemon.h>
@@ -51,6 +52,9 @@ SourceKind source_kind_from_string(const char *s) {
         return _SOURCE_MAX;
 }
 
+typedef struct ScanJob ScanJob;
+static ScanJob *scan_job_free(ScanJob *j);
+
 static void options_done(ManagerOptions *o) {
         free(o->root);
         free(o->profile);
@@ -63,12 +67,16 @@ Manager *manager_free(Manager *m) {
         manager_units_on_disconnected(m);
         manager_bus_on_disconnected(m);
         manager_units_free(m);
+        sd_event_source_disable_unref(m->bus_io_source);
+        sd_event_source_disable_unref(m->bus_time_source);
         sd_event_source_unref(m->bus_retry_timer);
         sd_event_source_unref(m->reload_timer);
         sd_event_source_unref(m->inotify_event_source);
         if (m->inotify_fd >= 0)
                 close(m->inotify_fd);
-        sd_event_source_unref(m->rescan_defer);
+        sd_event_source_unref(m->scan_defer);
+        scan_job_free(m->scan_job);
+        sd_event_source_unref(m->prune_defer);
         sd_event_source_unref(m->scan_timer);
         free(m->scan_prev);
         sd_event_source_unref(m->netlink_event_source);
@@ -183,36 +191,88 @@ static void manager_notify_status(Manager *m) {
  * exec event lands on a busy CPU more often than not, and only a realtime
  * wakeup preempts for sure: measured here, a short custom slice leaves the
  * p99 exec->applied latency at ~2.5 ms, SCHED_FIFO 1 brings it to ~0.2 ms.
- * The handler is short (one match, a few syscalls) and the in-kernel
- * prefilter keeps unmatched execs away; bulk work (a /proc walk) runs as a
- * normal task so it can never hog a CPU.
+ *
+ * So latniced *sleeps* at SCHED_FIFO, and only the exec sources (the ring
+ * buffer, the proc connector) are dispatched at it, each with a budget per
+ * dispatch. Every other source (the bus, timers, signals, inotify, scans,
+ * restores) first calls manager_leave_realtime(), and the exec source's
+ * prepare callback, which runs before the loop sleeps again, goes back to
+ * SCHED_FIFO. One sched_setattr() each way, only when something else ran.
+ * As a normal task latniced keeps the shortest slice: the mechanism it
+ * applies, on itself.
  */
-static void manager_set_realtime(Manager *m, bool on) {
-        struct sched_param sp = { .sched_priority = on ? 1 : 0 };
+static int manager_sched_self(Manager *m, bool fifo) {
+        struct latnice_sched_attr a = {
+                .size = LATNICE_SCHED_ATTR_SIZE_VER1,
+                .sched_policy = fifo ? LATNICE_SCHED_FIFO : LATNICE_SCHED_OTHER,
+                .sched_flags = LATNICE_SCHED_FLAG_RESET_ON_FORK,
+                .sched_priority = fifo ? 1 : 0,
+                .sched_nice = fifo ? 0 : m->self_nice,
+        };
 
-        if (!m->realtime)
+        if (!fifo && m->probe.backend == BACKEND_EEVDF_SLICE)
+                a.sched_runtime = sched_raw_value(&m->probe, LATNICE_MIN);
+        else if (!fifo && m->probe.backend == BACKEND_LATENCY_NICE) {
+                a.size = LATNICE_SCHED_ATTR_SIZE_VER2;
+                a.sched_flags |= LATNICE_SCHED_FLAG_LATENCY_NICE;
+                a.sched_latency_nice = LATNICE_MIN;
+        }
+        return latnice_sched_setattr(0, &a, 0) < 0 ? -errno : 0;
+}
+
+void manager_leave_realtime(Manager *m) {
+        int r;
+
+        if (!m->rt_on)
                 return;
-        if (sched_setscheduler(0, (on ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK, &sp) < 0)
-                log_debug_errno(-errno, "Failed to switch to %s: %m", on ? "SCHED_FIFO" : "SCHED_OTHER");
-        else if (!on && m->probe.backend != BACKEND_NONE)
-                /* Back to normal, with the shortest slice: the mechanism we apply, on ourselves. */
-                (void) sched_thread_set(&m->probe, (pid_t) syscall(SYS_gettid), LATNICE_MIN, NULL);
+        r = manager_sched_self(m, false);
+        if (r < 0)
+                log_debug_errno(r, "Failed to leave SCHED_FIFO: %m");
+        else
+                m->rt_on = false;
+}
+
+static void manager_enter_realtime(Manager *m) {
+        int r;
+
+        if (!m->realtime || m->rt_on)
+                return;
+        r = manager_sched_self(m, true);
+        if (r < 0)
+                log_debug_errno(r, "Failed to go back to SCHED_FIFO: %m");
+        else
+                m->rt_on = true;
+}
+
+/* The exec sources' prepare callback: runs before every sleep of the loop. */
+static int manager_on_exec_source_prepare(sd_event_source *s, void *userdata) {
+        manager_enter_realtime(userdata);
+        return 0;
 }
 
 static void manager_setup_realtime(Manager *m) {
-        struct sched_param sp = { .sched_priority = 1 };
+        int r;
 
+        errno = 0;
+        m->self_nice = getpriority(PRIO_PROCESS, 0);
+        if (errno != 0)
+                m->self_nice = 0;
         if (m->probe.backend != BACKEND_NONE)
-                (void) sched_thread_set(&m->probe, (pid_t) syscall(SYS_gettid), LATNICE_MIN, NULL);
+                (void) manager_sched_self(m, false);
         if (m->options.no_realtime)
                 return;
-        if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
-                log_notice_errno(-errno, "Cannot run at SCHED_FIFO (%m); values may be set after a program "
+        /* Try once now, so that a refusal is reported at start; then stay a normal task until the loop sleeps. */
+        r = manager_sched_self(m, true);
+        if (r < 0) {
+                log_notice_errno(r, "Cannot run at SCHED_FIFO (%m); values may be set after a program "
                                  "started rather than before.");
+                if (m->probe.backend != BACKEND_NONE)
+                        (void) manager_sched_self(m, false);
                 return;
         }
-        m->realtime = true;
-        log_info("Handling exec events at SCHED_FIFO priority 1, bulk work at SCHED_OTHER.");
+        m->realtime = m->rt_on = true;
+        manager_leave_realtime(m);
+        log_info("Handling exec events at SCHED_FIFO priority 1, everything else as a normal task.");
 }
 
 /* ---- deciding and applying ------------------------------------------- */
@@ -241,18 +301,19 @@ static void manager_restore(Manager *m, AppliedProcess *e, const char *why) {
  * Exit events keep the table small, but an exit is not reported for a
  * process whose value went back to the default (the BPF side skips those),
  * nor while events are lost. Whenever the table has doubled, drop the dead:
- * amortized constant work per apply, no timer.
+ * amortized constant work per apply, done later as bulk work (a walk over
+ * 100,000 entries must not run at SCHED_FIFO).
  */
-static void manager_prune(Manager *m) {
+static int manager_on_prune(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
         _cleanup_(freep) pid_t *gone = NULL;
         size_t i = 0, n_gone = 0, size = applied_table_size(m->applied);
         AppliedProcess *e;
 
-        if (size < m->prune_at)
-                return;
-        gone = calloc(size, sizeof(pid_t));
+        manager_leave_realtime(m);
+        gone = calloc(size + 1, sizeof(pid_t));
         if (!gone)
-                return;
+                return 0;
         while ((e = applied_table_next(m->applied, &i))) {
                 char path[64];
                 ProcStat st;
@@ -266,6 +327,22 @@ static void manager_prune(Manager *m) {
         size = applied_table_size(m->applied);
         m->prune_at = size * 2 > 256 ? size * 2 : 256;
         log_debug("Pruned %zu exited processes, %zu left.", n_gone, size);
+        return 0;
+}
+
+static void manager_prune(Manager *m) {
+        int r;
+
+        if (applied_table_size(m->applied) < m->prune_at)
+                return;
+        if (!m->prune_defer) {
+                r = sd_event_add_defer(m->event, &m->prune_defer, manager_on_prune, m);
+                if (r < 0)
+                        return (void) log_warning_errno(r, "Failed to schedule pruning the applied table: %m");
+                (void) sd_event_source_set_description(m->prune_defer, "prune");
+                (void) sd_event_source_set_priority(m->prune_defer, SD_EVENT_PRIORITY_IDLE);
+        }
+        (void) sd_event_source_set_enabled(m->prune_defer, SD_EVENT_ONESHOT);
 }
 
 int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec) {
@@ -483,11 +560,10 @@ static int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
 
 /* Decides the processes of a unit's subtree, as bulk work (not at SCHED_FIFO). */
 int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_applied) {
-        manager_set_realtime(m, false);
+        manager_leave_realtime(m);
         for (size_t i = 0; i < n; i++)
                 if (!skip_applied || !applied_table_get(m->applied, pids[i]))
                         (void) manager_decide_pid(m, pids[i], false);
-        manager_set_realtime(m, true);
         return 0;
 }
 
@@ -596,13 +672,24 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
         return 0;
 }
 
+/*
+ * An exec source that used up its budget is still pending: it drops to the
+ * priority of everything else, so the bus, signals and timers get their turn
+ * in between (round robin among equal priorities), and goes back to the
+ * front once it has caught up.
+ */
+static void manager_exec_source_throttle(sd_event_source *s, bool behind) {
+        (void) sd_event_source_set_priority(s, behind ? SD_EVENT_PRIORITY_NORMAL : SD_EVENT_PRIORITY_IMPORTANT);
+}
+
 static int manager_on_bpf(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        r = exec_bpf_consume(m->bpf);
+        r = exec_bpf_consume(m->bpf, EXEC_BUDGET);
         if (r < 0)
                 log_warning_errno(r, "Failed to read the BPF ring buffer: %m");
+        manager_exec_source_throttle(s, r > 0);
         if (exec_bpf_take_lost(m->bpf)) {
                 ExecBpfCounters c;
 
@@ -622,8 +709,18 @@ static int manager_on_netlink_event(void *userdata, NetlinkEventType type, pid_t
         int r;
 
         if (type == NETLINK_EVENT_EXIT) {
-                if (applied_table_get(m->applied, pid))
-                        applied_table_remove(m->applied, pid);
+                AppliedProcess *e = applied_table_get(m->applied, pid);
+                char path[64];
+                ProcStat st;
+
+                if (!e)
+                        return 0;
+                /* The leader's exit is reported for a main thread that called pthread_exit() too. */
+                snprintf(path, sizeof(path), "%d/stat", (int) pid);
+                if (proc_stat_read(m->proc_fd, path, &st) >= 0 && st.start_time == e->start_time &&
+                    st.num_threads > 1)
+                        return 0;
+                manager_forget(m, pid);
                 return 0;
         }
         m->events_seen++;
@@ -637,7 +734,8 @@ static int manager_on_netlink(sd_event_source *s, int fd, uint32_t revents, void
         Manager *m = userdata;
         int r;
 
-        r = exec_netlink_read(fd, manager_on_netlink_event, m);
+        r = exec_netlink_read(fd, EXEC_BUDGET, manager_on_netlink_event, m);
+        manager_exec_source_throttle(s, r > 0);
         if (r == -ENOBUFS) {
                 m->events_lost++;
                 log_warning("The proc connector dropped events (ENOBUFS); rescanning.");
@@ -662,109 +760,172 @@ static bool scan_prev_has(Manager *m, const ScanEntry *e) {
 }
 
 /*
- * Walks /proc. all=true: re-evaluates every process (start, reload, after a
- * loss). all=false (the periodic scan source): only processes not seen in
- * the previous walk.
+ * A walk over /proc: all=true re-evaluates every process (start, reload,
+ * after a loss); all=false (the periodic scan source) only processes not
+ * seen in the previous walk. It runs as a job, SCAN_CHUNK processes per
+ * dispatch of a defer source, so that exec events are handled in between
+ * even with 100,000 processes.
  */
-static int manager_scan_internal(Manager *m, bool all);
+struct ScanJob {
+        pid_t *pids;
+        size_t n_pids, next;
+        ScanEntry *now;
+        size_t n_now;
+        bool all;
+};
 
-static int manager_scan(Manager *m, bool all) {
-        int r;
-
-        manager_set_realtime(m, false);
-        r = manager_scan_internal(m, all);
-        manager_set_realtime(m, true);
-        return r;
+static ScanJob *scan_job_free(ScanJob *j) {
+        if (!j)
+                return NULL;
+        free(j->pids);
+        free(j->now);
+        free(j);
+        return NULL;
 }
 
-static int manager_scan_internal(Manager *m, bool all) {
-        _cleanup_(freep) pid_t *pids = NULL;
-        _cleanup_(freep) ScanEntry *now = NULL;
-        size_t n_now = 0;
-        int n;
-
-        n = proc_list_pids(m->proc_fd, &pids);
-        if (n < 0)
-                return log_error_errno(n, "Failed to list /proc: %m");
-        now = calloc((size_t) n + 1, sizeof(ScanEntry));
-        if (!now)
-                return log_oom();
-        for (int i = 0; i < n; i++) {
+/* Decides the next chunk; true when the walk is complete. */
+static bool scan_job_step(Manager *m, ScanJob *j, size_t chunk) {
+        for (size_t k = 0; k < chunk && j->next < j->n_pids; k++) {
+                pid_t pid = j->pids[j->next++];
                 ProcStat st;
                 char path[64];
                 ScanEntry e;
 
-                snprintf(path, sizeof(path), "%d/stat", (int) pids[i]);
+                snprintf(path, sizeof(path), "%d/stat", (int) pid);
                 if (proc_stat_read(m->proc_fd, path, &st) < 0)
                         continue;
                 if (st.flags & PROC_PF_KTHREAD)
                         continue;
-                e = (ScanEntry) { .pid = pids[i], .start_time = st.start_time };
-                now[n_now++] = e;
-                if (!all && scan_prev_has(m, &e))
+                e = (ScanEntry) { .pid = pid, .start_time = st.start_time };
+                j->now[j->n_now++] = e;
+                if (!j->all && scan_prev_has(m, &e))
                         continue;
-                (void) manager_decide_pid(m, pids[i], false);
+                (void) manager_decide_pid(m, pid, false);
         }
-        qsort(now, n_now, sizeof(ScanEntry), scan_entry_compare);
+        return j->next >= j->n_pids;
+}
 
-        /* Forget processes that are gone (the exit may not have been reported). */
-        {
-                size_t i = 0;
-                AppliedProcess *e;
-                pid_t *gone = NULL;
-                size_t n_gone = 0;
+/* The walk is done: forget processes that are gone (their exit may not have been reported). */
+static void scan_job_finish(Manager *m, ScanJob *j) {
+        _cleanup_(freep) pid_t *gone = NULL;
+        size_t i = 0, n_gone = 0;
+        AppliedProcess *e;
 
-                while ((e = applied_table_next(m->applied, &i))) {
-                        ScanEntry k = { .pid = e->pid, .start_time = e->start_time };
+        qsort(j->now, j->n_now, sizeof(ScanEntry), scan_entry_compare);
+        gone = calloc(applied_table_size(m->applied) + 1, sizeof(pid_t));
+        while (gone && (e = applied_table_next(m->applied, &i))) {
+                ScanEntry k = { .pid = e->pid, .start_time = e->start_time };
+                char path[64];
+                ProcStat st;
 
-                        if (!bsearch(&k, now, n_now, sizeof(ScanEntry), scan_entry_compare)) {
-                                pid_t *ng = reallocarray(gone, n_gone + 1, sizeof(pid_t));
-
-                                if (!ng)
-                                        break;
-                                gone = ng;
-                                gone[n_gone++] = e->pid;
-                        }
-                }
-                for (size_t j = 0; j < n_gone; j++)
-                        manager_forget(m, gone[j]);
-                free(gone);
+                if (bsearch(&k, j->now, j->n_now, sizeof(ScanEntry), scan_entry_compare))
+                        continue;
+                /* Not listed: gone, or started after the listing (events were handled meanwhile). */
+                snprintf(path, sizeof(path), "%d/stat", (int) e->pid);
+                if (proc_stat_read(m->proc_fd, path, &st) >= 0 && st.start_time == e->start_time)
+                        continue;
+                gone[n_gone++] = e->pid;
         }
+        for (size_t g = 0; g < n_gone; g++)
+                manager_forget(m, gone[g]);
 
         free(m->scan_prev);
-        m->scan_prev = TAKE_PTR(now);
-        m->n_scan_prev = n_now;
+        m->scan_prev = TAKE_PTR(j->now);
+        m->n_scan_prev = j->n_now;
+}
+
+static int scan_job_new(Manager *m, bool all, ScanJob **ret) {
+        ScanJob *j;
+        int n;
+
+        j = calloc(1, sizeof(ScanJob));
+        if (!j)
+                return -ENOMEM;
+        n = proc_list_pids(m->proc_fd, &j->pids);
+        if (n < 0) {
+                scan_job_free(j);
+                return n;
+        }
+        j->n_pids = (size_t) n;
+        j->now = calloc((size_t) n + 1, sizeof(ScanEntry));
+        if (!j->now) {
+                scan_job_free(j);
+                return -ENOMEM;
+        }
+        j->all = all;
+        *ret = j;
         return 0;
 }
 
-static int manager_on_rescan(sd_event_source *s, void *userdata) {
-        Manager *m = userdata;
+/* A whole walk at once: at start, before anything else runs. */
+static int manager_scan_now(Manager *m, bool all) {
+        ScanJob *j = NULL;
+        int r;
 
-        m->rescans++;
-        (void) manager_scan(m, true);
-        manager_notify_status(m);
+        manager_leave_realtime(m);
+        r = scan_job_new(m, all, &j);
+        if (r < 0)
+                return log_error_errno(r, "Failed to list /proc: %m");
+        (void) scan_job_step(m, j, SIZE_MAX);
+        scan_job_finish(m, j);
+        scan_job_free(j);
         return 0;
+}
+
+static int manager_on_scan_step(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        manager_leave_realtime(m);
+        if (!m->scan_job) {
+                bool all = m->scan_want_all;
+
+                m->scan_want_all = false;
+                m->scan_pending = false;
+                r = scan_job_new(m, all, &m->scan_job);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to list /proc: %m");
+                        return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                }
+                if (all)
+                        m->rescans++;
+        }
+        if (!scan_job_step(m, m->scan_job, SCAN_CHUNK))
+                return 0; /* more next time round */
+        scan_job_finish(m, m->scan_job);
+        m->scan_job = scan_job_free(m->scan_job);
+        manager_notify_status(m);
+        /* Asked again while walking (a loss, a reload): once more, from a fresh listing. */
+        if (!m->scan_pending)
+                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        return 0;
+}
+
+/* Queues a walk; a burst of requests costs one walk (plus one, if a walk was already under way). */
+static int manager_queue_scan(Manager *m, bool all) {
+        int r;
+
+        m->scan_want_all = m->scan_want_all || all;
+        m->scan_pending = true;
+        if (!m->scan_defer) {
+                r = sd_event_add_defer(m->event, &m->scan_defer, manager_on_scan_step, m);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to schedule a rescan: %m");
+                (void) sd_event_source_set_description(m->scan_defer, "rescan");
+        }
+        return sd_event_source_set_enabled(m->scan_defer, SD_EVENT_ON);
 }
 
 int manager_rescan(Manager *m, const char *why) {
-        int r;
-
-        /* Deferred: a burst of losses or reloads costs one walk. */
-        if (m->rescan_defer)
-                return sd_event_source_set_enabled(m->rescan_defer, SD_EVENT_ONESHOT);
-        r = sd_event_add_defer(m->event, &m->rescan_defer, manager_on_rescan, m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to schedule a rescan: %m");
-        (void) sd_event_source_set_description(m->rescan_defer, "rescan");
-        (void) sd_event_source_set_enabled(m->rescan_defer, SD_EVENT_ONESHOT);
         log_debug("Rescanning: %s.", why);
-        return 0;
+        return manager_queue_scan(m, true);
 }
 
 static int manager_on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
-        (void) manager_scan(m, false);
+        manager_leave_realtime(m);
+        (void) manager_queue_scan(m, false);
         return sd_event_source_set_time_relative(s, m->options.scan_interval_usec);
 }
 
@@ -795,7 +956,7 @@ static int manager_setup_bpf(Manager *m, char **ret_reason) {
         (void) sd_event_source_set_description(m->bpf_event_source, "bpf-ringbuf");
         /* Events before anything else: they are what is time critical. */
         (void) sd_event_source_set_priority(m->bpf_event_source, SD_EVENT_PRIORITY_IMPORTANT);
-        return 0;
+        return sd_event_source_set_prepare(m->bpf_event_source, manager_on_exec_source_prepare);
 }
 
 static int manager_setup_netlink(Manager *m) {
@@ -809,7 +970,7 @@ static int manager_setup_netlink(Manager *m) {
                 return r;
         (void) sd_event_source_set_description(m->netlink_event_source, "proc-connector");
         (void) sd_event_source_set_priority(m->netlink_event_source, SD_EVENT_PRIORITY_IMPORTANT);
-        return 0;
+        return sd_event_source_set_prepare(m->netlink_event_source, manager_on_exec_source_prepare);
 }
 
 static int manager_setup_scan(Manager *m) {
@@ -1102,6 +1263,7 @@ int manager_set_profile(Manager *m, const char *name) {
 static int manager_on_reload_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
+        manager_leave_realtime(m);
         log_info("Rule files changed, reloading.");
         (void) manager_reload(m, false);
         return 0;
@@ -1113,6 +1275,8 @@ static int manager_on_inotify(sd_event_source *s, int fd, uint32_t revents, void
         bool relevant = false;
         ssize_t n;
         int r;
+
+        manager_leave_realtime(m);
 
         for (;;) {
                 n = read(fd, buf, sizeof(buf));
@@ -1206,6 +1370,7 @@ static int manager_connect_bus(Manager *m);
 static int manager_on_bus_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
+        manager_leave_realtime(m);
         (void) manager_connect_bus(m);
         return 0;
 }
@@ -1233,6 +1398,9 @@ static void manager_schedule_bus_retry(Manager *m) {
 static void manager_drop_bus(Manager *m) {
         manager_units_on_disconnected(m);
         manager_bus_on_disconnected(m);
+        /* Freeing the source that is being dispatched is fine: sd-event keeps it until the callback returns. */
+        m->bus_io_source = sd_event_source_disable_unref(m->bus_io_source);
+        m->bus_time_source = sd_event_source_disable_unref(m->bus_time_source);
         m->bus = sd_bus_flush_close_unref(m->bus);
 }
 
@@ -1246,18 +1414,95 @@ static int manager_on_bus_disconnected(sd_bus_message *message, void *userdata, 
         return 0;
 }
 
+/*
+ * The bus joins the loop through sources of our own rather than
+ * sd_bus_attach_event(), only so that every message (parsing included) is
+ * handled as a normal task and never at SCHED_FIFO (see the top of the
+ * scheduling section). They do what sd-bus's own do: one sd_bus_process()
+ * per dispatch, the fd's events and the next timeout updated before the
+ * loop sleeps (sd_bus_get_timeout() says "now" while messages are queued).
+ */
+static void manager_bus_process(Manager *m) {
+        int r;
+
+        manager_leave_realtime(m);
+        r = sd_bus_process(m->bus, NULL);
+        if (r < 0 && m->bus) {
+                log_warning_errno(r, "Processing the system bus failed (%m); reconnecting.");
+                manager_drop_bus(m);
+                m->bus_retry_usec = 0;
+                manager_schedule_bus_retry(m);
+        }
+}
+
+static int manager_on_bus_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        manager_bus_process(userdata);
+        return 0;
+}
+
+static int manager_on_bus_time(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_bus_process(userdata);
+        return 0;
+}
+
+static int manager_on_bus_prepare(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+        uint64_t until;
+        int e, r;
+
+        if (!m->bus)
+                return 0;
+        e = sd_bus_get_events(m->bus);
+        if (e >= 0)
+                r = sd_event_source_set_io_events(m->bus_io_source, (uint32_t) e);
+        else
+                r = e;
+        if (r >= 0)
+                r = sd_bus_get_timeout(m->bus, &until);
+        if (r > 0)
+                r = sd_event_source_set_time(m->bus_time_source, until);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->bus_time_source, r > 0 ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
+        if (r < 0)
+                /* The connection is gone: its Disconnected message comes with the next process call. */
+                (void) sd_event_source_set_enabled(m->bus_time_source, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static int manager_attach_bus(Manager *m, sd_bus *bus) {
+        int fd, r;
+
+        fd = sd_bus_get_fd(bus);
+        if (fd < 0)
+                return fd;
+        r = sd_event_add_io(m->event, &m->bus_io_source, fd, 0, manager_on_bus_io, m);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(m->bus_io_source, "system-bus");
+        r = sd_event_source_set_prepare(m->bus_io_source, manager_on_bus_prepare);
+        if (r < 0)
+                return r;
+        r = sd_event_add_time(m->event, &m->bus_time_source, CLOCK_MONOTONIC, 0, 0, manager_on_bus_time, m);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(m->bus_time_source, "system-bus-timeout");
+        return sd_event_source_set_enabled(m->bus_time_source, SD_EVENT_OFF);
+}
+
 static int manager_connect_bus(Manager *m) {
         _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
         int r;
 
         r = sd_bus_open_system(&bus);
         if (r >= 0)
-                r = sd_bus_attach_event(bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+                r = manager_attach_bus(m, bus);
         if (r >= 0)
                 r = sd_bus_match_signal_async(bus, NULL, "org.freedesktop.DBus.Local", NULL,
                                               "org.freedesktop.DBus.Local", "Disconnected",
                                               manager_on_bus_disconnected, NULL, m);
         if (r < 0) {
+                m->bus_io_source = sd_event_source_disable_unref(m->bus_io_source);
+                m->bus_time_source = sd_event_source_disable_unref(m->bus_time_source);
                 if (m->bus_retry_usec == 0)
                         log_warning_errno(r, "Cannot connect to the system bus (%m): no D-Bus API and no unit "
                                           "rules until it is there; process rules work. Retrying.");
@@ -1280,11 +1525,15 @@ static int manager_connect_bus(Manager *m) {
 static int manager_on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
+        manager_leave_realtime(m);
         if (si->ssi_signo == SIGHUP) {
                 log_info("SIGHUP: reloading.");
-                (void) sd_notify(false, "RELOADING=1");
+                /* Before start-up ended, READY=1 is still to come from manager_notify_ready(). */
+                if (m->ready)
+                        (void) sd_notify(false, "RELOADING=1");
                 (void) manager_reload(m, false);
-                (void) sd_notify(false, "READY=1");
+                if (m->ready)
+                        (void) sd_notify(false, "READY=1");
                 return 0;
         }
         log_info("Received %s, exiting.", strsignal((int) si->ssi_signo));
@@ -1362,7 +1611,7 @@ int manager_start(Manager *m) {
         (void) manager_update_filter(m);
 
         /* After the source is live, so that nothing starting meanwhile is missed. */
-        r = manager_scan(m, true);
+        r = manager_scan_now(m, true);
         if (r < 0)
                 return r;
         (void) manager_setup_inotify(m);
@@ -1416,6 +1665,7 @@ int manager_run(Manager *m) {
         int r;
 
         r = sd_event_loop(m->event);
+        manager_leave_realtime(m);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         manager_log_latency(m);

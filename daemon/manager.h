@@ -56,6 +56,7 @@ struct ManagerUnits;
 typedef struct Manager {
         sd_event *event;
         sd_bus *bus;               /* the system bus, NULL while disconnected */
+        sd_event_source *bus_io_source, *bus_time_source;
         sd_event_source *bus_retry_timer;
         uint64_t bus_retry_usec;
         struct ManagerBus *bus_state;     /* manager-bus.c */
@@ -86,7 +87,11 @@ typedef struct Manager {
         sd_event_source *scan_timer;
         ScanEntry *scan_prev;
         size_t n_scan_prev;
-        sd_event_source *rescan_defer;
+        sd_event_source *scan_defer;   /* runs the walk below, a chunk per dispatch */
+        struct ScanJob *scan_job;      /* the walk under way, NULL if none */
+        bool scan_pending;             /* a walk was asked for since the current one began */
+        bool scan_want_all;
+        sd_event_source *prune_defer;
 
         int inotify_fd;
         sd_event_source *inotify_event_source;
@@ -104,7 +109,9 @@ typedef struct Manager {
         uint64_t reloads;
         size_t prune_at;     /* table size at which dead entries are dropped next */
         bool ready;
-        bool realtime;       /* running SCHED_FIFO between bulk work */
+        bool realtime;       /* exec sources are handled at SCHED_FIFO (it was granted) */
+        bool rt_on;          /* at SCHED_FIFO right now */
+        int self_nice;
 
         /* exec -> value set, in ns, for the last LATENCY_RING matched execs (BPF source) */
         uint32_t *latency_ring;
@@ -112,6 +119,10 @@ typedef struct Manager {
 } Manager;
 
 #define LATENCY_RING 4096
+/* Exec records handled per dispatch; then the bus, signals and timers get a turn. */
+#define EXEC_BUDGET 64
+/* Processes decided per dispatch of a /proc walk. */
+#define SCAN_CHUNK 256
 
 int manager_new(const ManagerOptions *o, Manager **ret);
 Manager *manager_free(Manager *m);
@@ -151,5 +162,9 @@ int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_appli
 /* Rebuilds the in-kernel prefilter from the rules (and the units' cgroup ids). */
 int manager_update_filter(Manager *m);
 
-/* Re-evaluates every running process against the rules. */
+/* Re-evaluates every running process against the rules (queued: a walk in chunks). */
 int manager_rescan(Manager *m, const char *why);
+
+/* Every event source except the exec sources calls this first: latniced runs
+ * at SCHED_FIFO only while it sleeps and handles exec events. */
+void manager_leave_realtime(Manager *m);

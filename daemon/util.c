@@ -133,6 +133,74 @@ int parse_boolean(const char *s) {
         return -EINVAL;
 }
 
+size_t utf8_char_len(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+        uint32_t c;
+        size_t n;
+
+        if (p[0] < 0x80)
+                return p[0] ? 1 : 0;
+        if (p[0] < 0xc2)
+                return 0; /* continuation byte, or the overlong 0xc0/0xc1 */
+        n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : p[0] < 0xf5 ? 4 : 0;
+        if (n == 0)
+                return 0;
+        c = p[0] & (0x7f >> n);
+        for (size_t i = 1; i < n; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0; /* also stops at the NUL of a truncated sequence */
+                c = (c << 6) | (p[i] & 0x3f);
+        }
+        if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
+                return 0;
+        return n;
+}
+
+bool utf8_is_valid(const char *s) {
+        while (*s) {
+                size_t n = utf8_char_len(s);
+
+                if (n == 0)
+                        return false;
+                s += n;
+        }
+        return true;
+}
+
+char *utf8_escape_invalid(const char *s, bool escape_control) {
+        /* worst case: every byte becomes 4 ("\xNN") or 3 (U+FFFD) bytes */
+        char *r = malloc(strlen(s) * 4 + 1), *p = r;
+
+        if (!r)
+                return NULL;
+        while (*s) {
+                size_t n = utf8_char_len(s);
+                unsigned char c = (unsigned char) *s;
+
+                if (n == 0) {
+                        p = stpcpy(p, "\xef\xbf\xbd");
+                        s++;
+                } else if (escape_control && n == 1 && (c < 0x20 || c == 0x7f)) {
+                        p += sprintf(p, "\\x%02x", c);
+                        s++;
+                } else {
+                        memcpy(p, s, n);
+                        p += n;
+                        s += n;
+                }
+        }
+        *p = 0;
+        return r;
+}
+
+const char *utf8_safe(const char *s, char **buf) {
+        *buf = NULL;
+        if (!s || utf8_is_valid(s))
+                return s;
+        *buf = utf8_escape_invalid(s, false);
+        return *buf;
+}
+
 bool string_is_glob(const char *s) {
         return strpbrk(s, "*?[") != NULL;
 }

@@ -78,6 +78,21 @@ int safe_atou64(const char *s, uint64_t *ret);
 int parse_pid(const char *s, pid_t *ret);
 int parse_boolean(const char *s);
 
+/* Length of the valid UTF-8 sequence at s (1..4), 0 if s does not start one
+ * (overlong, surrogate, beyond U+10FFFF, truncated) or *s is NUL. */
+size_t utf8_char_len(const char *s);
+bool utf8_is_valid(const char *s);
+/*
+ * A copy of s that is valid UTF-8: every byte that does not start a valid
+ * sequence becomes U+FFFD, as systemd's utf8_escape_invalid() does. With
+ * escape_control, C0 controls and DEL become "\xNN" too (for log lines:
+ * a process name must not start a fake line). NULL on OOM.
+ */
+char *utf8_escape_invalid(const char *s, bool escape_control);
+/* s itself when it is valid UTF-8, else an escaped copy kept in *buf
+ * (free it; NULL when nothing was allocated). NULL only on OOM. */
+const char *utf8_safe(const char *s, char **buf);
+
 /* True if the value contains glob metacharacters. */
 bool string_is_glob(const char *s);
 
