@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* util.c: UTF-8 validation and escaping, the helpers every string from a process goes through. */
+
+#include "tests.h"
+#include "util.h"
+
+static void test_utf8_valid(void) {
+        ASSERT_TRUE(utf8_is_valid(""));
+        ASSERT_TRUE(utf8_is_valid("pipewire"));
+        ASSERT_TRUE(utf8_is_valid("h\xc3\xa9llo"));              /* é */
+        ASSERT_TRUE(utf8_is_valid("\xe2\x82\xac"));             /* € */
+        ASSERT_TRUE(utf8_is_valid("\xf0\x9f\x8e\xae"));         /* 🎮 */
+        ASSERT_TRUE(!utf8_is_valid("ibus-engine-\xff"));
+        ASSERT_TRUE(!utf8_is_valid("abc\xc3"));                 /* cut in the middle (comm at 15 bytes) */
+        ASSERT_TRUE(!utf8_is_valid("\xe2\x82"));
+        ASSERT_TRUE(!utf8_is_valid("\xc0\xaf"));                /* overlong '/' */
+        ASSERT_TRUE(!utf8_is_valid("\xe0\x80\xaf"));            /* overlong */
+        ASSERT_TRUE(!utf8_is_valid("\xed\xa0\x80"));            /* surrogate U+D800 */
+        ASSERT_TRUE(!utf8_is_valid("\xf4\x90\x80\x80"));        /* > U+10FFFF */
+        ASSERT_TRUE(!utf8_is_valid("\x80"));
+        ASSERT_EQ(utf8_char_len("\xc3\xa9"), 2);
+        ASSERT_EQ(utf8_char_len("\xf0\x9f\x8e\xae"), 4);
+        ASSERT_EQ(utf8_char_len(""), 0);
+}
+
+static void test_utf8_escape(void) {
+        char *e, *buf;
+
+        e = utf8_escape_invalid("ibus-engine-\xff", false);
+        ASSERT_STREQ(e, "ibus-engine-\xef\xbf\xbd");
+        ASSERT_TRUE(utf8_is_valid(e));
+        free(e);
+        e = utf8_escape_invalid("lnt-\xc3\xa9\xc3", false);
+        ASSERT_STREQ(e, "lnt-\xc3\xa9\xef\xbf\xbd");
+        free(e);
+        /* a process name must not start a line of its own in a log */
+        e = utf8_escape_invalid("evil\nFAKE\x7f", true);
+        ASSERT_STREQ(e, "evil\\x0aFAKE\\x7f");
+        free(e);
+        e = utf8_escape_invalid("tab\there", false);
+        ASSERT_STREQ(e, "tab\there");
+        free(e);
+
+        ASSERT_STREQ(utf8_safe("fine", &buf), "fine");
+        ASSERT_TRUE(!buf);
+        ASSERT_STREQ(utf8_safe("\xff\xfe", &buf), "\xef\xbf\xbd\xef\xbf\xbd");
+        ASSERT_TRUE(buf);
+        free(buf);
+        ASSERT_TRUE(!utf8_safe(NULL, &buf));
+}
+
+int main(void) {
+        test_utf8_valid();
+        test_utf8_escape();
+        printf("test-util: ok\n");
+        return 0;
+}
