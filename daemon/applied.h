@@ -15,6 +15,7 @@
 typedef struct AppliedProcess {
         pid_t pid;
         uint64_t start_time;   /* clock ticks since boot, /proc/PID/stat field 22 */
+        uid_t uid;             /* the process's real uid when it was set: who may see this entry */
         int latency_nice;      /* what we set */
         uint64_t raw;          /* sched_raw_value() of what we set */
         int before;            /* latency nice the main thread had before us */
@@ -24,7 +25,13 @@ typedef struct AppliedProcess {
         char *rule_name;       /* the rule's section name, for D-Bus */
         bool via_unit;         /* from a unit rule's per-task fallback */
         bool inherit;          /* the rule lets children that exec other programs keep the value */
+        bool manual;           /* set through SetLatencyNice: the caller's explicit choice, which wins
+                                * over rules (also at its next exec) and is not undone when latniced stops */
+        uid_t manual_uid;      /* who set it */
+        uint32_t state_slot;   /* its record in the state file (state.c), STATE_SLOT_NONE if none */
 } AppliedProcess;
+
+#define STATE_SLOT_NONE UINT32_MAX
 
 typedef struct AppliedTable AppliedTable;
 

@@ -28,6 +28,7 @@ static void help(void) {
                "     --profile-dir=DIR   look for profiles in DIR first\n"
                "     --dry-run           decide and log, apply nothing\n"
                "     --keep-on-exit      do not restore values on exit\n"
+               "     --state-dir=DIR     remember what was set in DIR (default %s)\n"
                "     --source=SOURCE     auto (default), bpf, netlink or proc-scan\n"
                "     --tracepoint        use the plain tracepoint instead of tp_btf\n"
                "     --ringbuf-size=N    BPF ring buffer bytes (power of two)\n"
@@ -35,7 +36,7 @@ static void help(void) {
                "     --no-bus            do not connect to the system bus\n"
                "     --no-realtime       handle exec events as a normal task, not SCHED_FIFO\n"
                "     --log-level=LEVEL   err, warning, notice, info (default), debug\n",
-               LATNICE_VENDOR_RULE_DIR);
+               LATNICE_VENDOR_RULE_DIR, LATNICE_STATE_DIR);
 }
 
 static int parse_argv(int argc, char **argv) {
@@ -47,6 +48,7 @@ static int parse_argv(int argc, char **argv) {
                 ARG_PROFILE_DIR,
                 ARG_DRY_RUN,
                 ARG_KEEP_ON_EXIT,
+                ARG_STATE_DIR,
                 ARG_SOURCE,
                 ARG_TRACEPOINT,
                 ARG_RINGBUF_SIZE,
@@ -64,6 +66,7 @@ static int parse_argv(int argc, char **argv) {
                 { "profile-dir", required_argument, NULL, ARG_PROFILE_DIR },
                 { "dry-run", no_argument, NULL, ARG_DRY_RUN },
                 { "keep-on-exit", no_argument, NULL, ARG_KEEP_ON_EXIT },
+                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
                 { "source", required_argument, NULL, ARG_SOURCE },
                 { "tracepoint", no_argument, NULL, ARG_TRACEPOINT },
                 { "ringbuf-size", required_argument, NULL, ARG_RINGBUF_SIZE },
@@ -103,6 +106,11 @@ static int parse_argv(int argc, char **argv) {
                         break;
                 case ARG_KEEP_ON_EXIT:
                         arg_options.keep_on_exit = true;
+                        break;
+                case ARG_STATE_DIR:
+                        if (optarg[0] != '/')
+                                return log_error_errno(-EINVAL, "--state-dir= needs an absolute path.");
+                        arg_options.state_dir = optarg;
                         break;
                 case ARG_SOURCE:
                         arg_options.source = source_kind_from_string(optarg);

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * org.latnice1 on the system bus: the vtable of /org/latnice1
- * (org.latnice1.Manager), its signals, and the authorization of the calls
- * that change something. Reading is open to every local user. Reload,
- * SetProfile and lowering a value need root or a polkit action, checked
- * asynchronously: the method call stays pending until polkit answers, so
- * the event loop (and exec handling) never waits for a human.
+ * (org.latnice1.Manager) and its signals.
  *
- * State that lives as long as one connection (slots, pending polkit
- * queries, the signal rate limit, manual values) is in struct ManagerBus;
- * everything the API reports is read from the Manager.
+ * Every local user may call it, so every method first learns who calls
+ * (bus-auth.c, asynchronously) and:
+ *  - shows a process's details (command line, cgroup, unit, user, threads)
+ *    to root and to the process's own user only (NotYourProcess otherwise),
+ *    and lists only the caller's own processes;
+ *  - pins the process it acts on with a pidfd (handed in, or opened at
+ *    once) and checks that it is still that process after reading it;
+ *  - needs root or polkit for Reload, SetProfile, lowering any thread's
+ *    value and touching other users' processes (authz.c decides);
+ *  - sends valid UTF-8 only: names processes chose are escaped.
+ * The Applied signal is for root only (the D-Bus policy keeps it from
+ * other users), and rate-limited.
  */
 
 #include <fcntl.h>
@@ -19,6 +24,8 @@
 #include <sys/pidfd.h>
 #include <time.h>
 
+#include "authz.h"
+#include "bus-auth.h"
 #include "latnice/dbus.h"
 #include "log.h"
 #include "manager-bus.h"
@@ -30,45 +37,15 @@
 /* Applied: a storm of execs must not become a storm on the bus. */
 #define APPLIED_BURST 50
 #define APPLIED_PER_SEC 20
-/* Method calls waiting for polkit, per connection. */
-#define AUTH_QUERIES_MAX 64
-/* Values set through SetLatencyNice that GetTask can name as "manual". */
-#define MANUAL_MAX 64
-
-typedef struct AuthQuery AuthQuery;
-
-typedef int (*AuthContinuation)(Manager *m, sd_bus_message *call, void *data, sd_bus_error *error);
-
-struct AuthQuery {
-        Manager *manager;
-        sd_bus_message *call;
-        sd_bus_slot *slot;
-        char *action;
-        AuthContinuation cont;
-        void *data;
-        void (*free_data)(void *data);
-        AuthQuery *next, *prev;
-};
-
-typedef struct ManualValue {
-        pid_t pid;
-        uint64_t start_time;
-        uint64_t raw;
-        uid_t uid;
-        int latency_nice;
-} ManualValue;
 
 typedef struct ManagerBus {
         sd_bus_slot *object_slot;
         sd_bus_slot *name_slot;
-        AuthQuery *queries;
-        unsigned n_queries;
+        BusAuth *auth;
         /* token bucket for Applied, in signals * 1000 */
         uint64_t applied_tokens;
         uint64_t applied_last_usec;
         uint64_t applied_suppressed;
-        ManualValue manual[MANUAL_MAX];
-        unsigned manual_next;
 } ManagerBus;
 
 static uint64_t now_usec(void) {
@@ -78,218 +55,63 @@ static uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
 }
 
-/* ---- authorization ------------------------------------------------------ */
-
-static AuthQuery *auth_query_free(AuthQuery *q) {
-        if (!q)
-                return NULL;
-        if (q->manager && q->manager->bus_state) {
-                ManagerBus *b = q->manager->bus_state;
-
-                if (q->prev)
-                        q->prev->next = q->next;
-                else if (b->queries == q)
-                        b->queries = q->next;
-                if (q->next)
-                        q->next->prev = q->prev;
-                b->n_queries--;
+static ManagerBus *manager_bus_state(Manager *m) {
+        if (!m->bus_state) {
+                m->bus_state = calloc(1, sizeof(ManagerBus));
+                if (m->bus_state)
+                        m->bus_state->applied_tokens = APPLIED_BURST * 1000;
         }
-        sd_bus_slot_unref(q->slot);
-        sd_bus_message_unref(q->call);
-        if (q->free_data)
-                q->free_data(q->data);
-        free(q->action);
-        free(q);
-        return NULL;
+        return m->bus_state;
 }
 
-/* The caller's effective uid (what the bus vouches for) and pid. */
-static int bus_caller(sd_bus_message *call, uid_t *ret_uid, pid_t *ret_pid) {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *c = NULL;
-        int r;
+/* ---- strings ------------------------------------------------------------ */
 
-        r = sd_bus_query_sender_creds(call, SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID, &c);
-        if (r < 0)
-                return r;
-        if (ret_uid) {
-                r = sd_bus_creds_get_euid(c, ret_uid);
-                if (r < 0)
-                        return r;
+/* Escaped copies of strings for one reply: valid UTF-8 whatever a process named itself. */
+typedef struct Esc {
+        char *bufs[24];
+        unsigned n;
+} Esc;
+
+static const char *esc(Esc *e, const char *s) {
+        char *buf = NULL;
+        const char *r = utf8_safe(s ?: "", &buf);
+
+        if (!buf)
+                return r ?: "";
+        if (e->n < ELEMENTSOF(e->bufs)) {
+                e->bufs[e->n++] = buf;
+                return buf;
         }
-        if (ret_pid) {
-                r = sd_bus_creds_get_pid(c, ret_pid);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        free(buf);
+        return "?"; /* more escaped strings than one reply needs: never reached by the callers below */
 }
 
-static int auth_finish(AuthQuery *q, bool authorized, const sd_bus_error *why) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        int r;
-
-        if (!authorized)
-                return sd_bus_reply_method_error(q->call, why);
-        r = q->cont(q->manager, q->call, q->data, &error);
-        if (r < 0)
-                return sd_bus_reply_method_errno(q->call, r, &error);
-        return 0;
+static void esc_done(Esc *e) {
+        for (unsigned i = 0; i < e->n; i++)
+                free(e->bufs[i]);
+        e->n = 0;
 }
 
-static int auth_on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        AuthQuery *q = userdata;
-        _cleanup_(sd_bus_error_free) sd_bus_error why = SD_BUS_ERROR_NULL;
-        const sd_bus_error *e;
-        int authorized = 0, challenge = 0, r;
+static int append_str(sd_bus_message *m, const char *s) {
+        _cleanup_(freep) char *buf = NULL;
+        const char *v = utf8_safe(s ?: "", &buf);
 
-        e = sd_bus_message_get_error(reply);
-        if (e) {
-                /* Not installed, not activatable, or its unit masked/failed: polkit is missing. */
-                if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
-                    strncmp(e->name, "org.freedesktop.DBus.Error.Spawn.", 32) == 0 ||
-                    strncmp(e->name, "org.freedesktop.systemd1.", 25) == 0)
-                        r = sd_bus_error_setf(&why, LATNICE_ERROR_ACCESS_DENIED,
-                                              "Only root may do this here: polkit is not available to authorize "
-                                              "%s (%s).", q->action, e->message ?: e->name);
-                else
-                        r = sd_bus_error_setf(&why, LATNICE_ERROR_ACCESS_DENIED,
-                                              "Authorization of %s failed: %s", q->action, e->message ?: e->name);
-                log_notice("polkit check of %s failed: %s: %s", q->action, e->name, e->message ?: "");
-                (void) r;
-                goto done;
-        }
-        r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
-        if (r >= 0)
-                r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
-        if (r < 0) {
-                log_warning_errno(r, "Cannot parse polkit's answer for %s: %m", q->action);
-                sd_bus_error_setf(&why, LATNICE_ERROR_ACCESS_DENIED, "Cannot parse polkit's answer.");
-                authorized = 0;
-                goto done;
-        }
-        if (!authorized) {
-                if (challenge)
-                        sd_bus_error_setf(&why, LATNICE_ERROR_INTERACTIVE_AUTH_REQUIRED,
-                                          "%s needs authentication: call with interactive authorization allowed "
-                                          "(e.g. run latnicectl on a terminal) or as root.", q->action);
-                else
-                        sd_bus_error_setf(&why, LATNICE_ERROR_ACCESS_DENIED, "Not authorized: polkit refused %s.",
-                                          q->action);
-        }
-done:
-        r = auth_finish(q, authorized, &why);
-        if (r < 0)
-                log_debug_errno(r, "Failed to reply to a call that waited for polkit: %m");
-        auth_query_free(q);
-        return 0;
+        return v ? sd_bus_message_append(m, "s", v) : -ENOMEM;
 }
 
-/*
- * Runs cont now if the caller is root, else asks polkit for action and runs
- * cont when it says yes; replies AccessDenied otherwise. Takes ownership of
- * data (free_data frees it). Returns what a method handler returns: 1 when
- * the call is pending or answered, < 0 for an error reply.
- */
-static int bus_authorize(Manager *m, sd_bus_message *call, const char *action, AuthContinuation cont, void *data,
-                         void (*free_data)(void *), sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = NULL;
-        ManagerBus *b = m->bus_state;
-        AuthQuery *q = NULL;
-        const char *sender;
-        uid_t uid;
-        int r;
+/* ---- the process a call is about ----------------------------------------- */
 
-        r = bus_caller(call, &uid, NULL);
-        if (r < 0) {
-                if (free_data)
-                        free_data(data);
-                return sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED, "Cannot identify the caller: %s",
-                                         strerror(-r));
-        }
-        if (uid == 0) {
-                r = cont(m, call, data, error);
-                if (free_data)
-                        free_data(data);
-                return r < 0 ? r : 1;
-        }
-
-        sender = sd_bus_message_get_sender(call);
-        if (!b || !sender || !m->bus || sd_bus_message_get_bus(call) != m->bus) {
-                /* A direct connection (tests) has no polkit and no bus name to check. */
-                if (free_data)
-                        free_data(data);
-                return sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED, "%s needs root.", action);
-        }
-        if (b->n_queries >= AUTH_QUERIES_MAX) {
-                if (free_data)
-                        free_data(data);
-                return sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                        "Too many authorization checks in flight, try again.");
-        }
-
-        q = calloc(1, sizeof(AuthQuery));
-        if (!q) {
-                if (free_data)
-                        free_data(data);
-                return -ENOMEM;
-        }
-        q->cont = cont;
-        q->data = data;
-        q->free_data = free_data;
-        q->action = strdup(action);
-        q->call = sd_bus_message_ref(call);
-        if (!q->action) {
-                auth_query_free(q);
-                return -ENOMEM;
-        }
-
-        r = sd_bus_message_new_method_call(m->bus, &req, "org.freedesktop.PolicyKit1",
-                                           "/org/freedesktop/PolicyKit1/Authority",
-                                           "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization");
-        if (r >= 0)
-                /* subject: the caller's bus name; polkit resolves it to a process and a user itself */
-                r = sd_bus_message_append(req, "(sa{sv})s", "system-bus-name", 1, "name", "s", sender, action);
-        if (r >= 0)
-                r = sd_bus_message_append(req, "a{ss}us", 0,
-                                          (uint32_t) (sd_bus_message_get_allow_interactive_authorization(call) > 0),
-                                          "");
-        if (r >= 0)
-                /* interactive: a human types a password; polkit allows it some minutes */
-                r = sd_bus_call_async(m->bus, &q->slot, req, auth_on_polkit_reply, q,
-                                      sd_bus_message_get_allow_interactive_authorization(call) > 0 ?
-                                              (uint64_t) 300 * 1000000 : 0);
-        if (r < 0) {
-                auth_query_free(q);
-                return r;
-        }
-        q->manager = m;
-        q->next = b->queries;
-        if (b->queries)
-                b->queries->prev = q;
-        b->queries = q;
-        b->n_queries++;
-        return 1;
-}
-
-/* ---- helpers for replies ------------------------------------------------ */
-
-static int bus_resolve_pid(sd_bus_message *call, uint32_t upid, pid_t *ret, sd_bus_error *error) {
+typedef struct Target {
         pid_t pid;
-        int r;
+        int pidfd;
+        ProcStat st;
+        uid_t ruid, euid;
+} Target;
 
-        if (upid == 0) {
-                /* 0: the calling process, as elsewhere on the system bus */
-                r = bus_caller(call, NULL, &pid);
-                if (r < 0)
-                        return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_PID,
-                                                 "PID 0 means the caller, and the caller's pid is unknown: %s",
-                                                 strerror(-r));
-        } else if (upid > INT_MAX)
-                return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_PID, "Invalid PID %" PRIu32 ".", upid);
-        else
-                pid = (pid_t) upid;
-        *ret = pid;
-        return 0;
+static void target_done(Target *t) {
+        if (t->pidfd >= 0)
+                close(t->pidfd);
+        t->pidfd = -1;
 }
 
 static int no_such_process(sd_bus_error *error, pid_t pid, int r) {
@@ -299,12 +121,151 @@ static int no_such_process(sd_bus_error *error, pid_t pid, int r) {
                                  strerror(-r));
 }
 
+/* Real and effective uid of a process, from /proc/PID/status. */
+static int read_proc_uids(int proc_fd, pid_t pid, uid_t *ret_ruid, uid_t *ret_euid) {
+        _cleanup_(freep) char *buf = NULL;
+        unsigned ru, eu;
+        char path[64];
+        char *p;
+        int r;
+
+        snprintf(path, sizeof(path), "%d/status", (int) pid);
+        r = read_full_file(proc_fd, path, 64 * 1024, &buf, NULL);
+        if (r < 0)
+                return r == -ENOENT ? -ESRCH : r;
+        p = strstr(buf, "\nUid:");
+        if (!p || sscanf(p + 5, "%u %u", &ru, &eu) != 2)
+                return -EINVAL;
+        *ret_ruid = ru;
+        *ret_euid = eu;
+        return 0;
+}
+
+static bool pidfd_exited(int pidfd) {
+        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+        /* A pidfd polls readable once its process has exited. */
+        return poll(&pfd, 1, 0) != 0;
+}
+
+/* Is the pinned process still the one that was read? Then everything read about it is about it. */
+static bool target_still_there(Manager *m, const Target *t) {
+        char path[64];
+        ProcStat st;
+
+        if (pidfd_exited(t->pidfd))
+                return false;
+        snprintf(path, sizeof(path), "%d/stat", (int) t->pid);
+        return proc_stat_read(m->proc_fd, path, &st) >= 0 && st.start_time == t->st.start_time;
+}
+
+/* Pins pid (opens a pidfd first), then reads what the checks need. */
+static int target_open(Manager *m, pid_t pid, int pidfd, Target *t, sd_bus_error *error) {
+        char path[64];
+        int r;
+
+        *t = (Target) { .pid = pid, .pidfd = pidfd };
+        if (t->pidfd < 0) {
+                t->pidfd = pidfd_open(pid, 0);
+                if (t->pidfd < 0)
+                        return no_such_process(error, pid, -errno);
+        }
+        snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        r = proc_stat_read(m->proc_fd, path, &t->st);
+        if (r >= 0)
+                r = read_proc_uids(m->proc_fd, pid, &t->ruid, &t->euid);
+        if (r >= 0 && (pidfd_exited(t->pidfd) || t->st.state == 'Z'))
+                r = -ESRCH;
+        if (r < 0) {
+                target_done(t);
+                return no_such_process(error, pid, r);
+        }
+        return 0;
+}
+
+static int target_from_pid(Manager *m, const BusCaller *c, uint32_t upid, Target *t, sd_bus_error *error) {
+        pid_t pid;
+
+        if (upid == 0) {
+                /* 0: the calling process, as elsewhere on the system bus */
+                if (c->pid <= 0)
+                        return sd_bus_error_set(error, LATNICE_ERROR_INVALID_PID,
+                                                "PID 0 means the caller, and the caller's pid is unknown.");
+                pid = c->pid;
+        } else if (upid > INT_MAX)
+                return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_PID, "Invalid PID %" PRIu32 ".", upid);
+        else
+                pid = (pid_t) upid;
+        return target_open(m, pid, -1, t, error);
+}
+
+/* The process behind a pidfd handed in: its pid in our namespace, from fdinfo. */
+static int target_from_pidfd(Manager *m, int fd, Target *t, sd_bus_error *error) {
+        _cleanup_(freep) char *info = NULL;
+        _cleanup_(closep) int own = -1;
+        char path[64], link[64];
+        const char *p;
+        ssize_t n;
+        int pid, r;
+
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        n = readlink(path, link, sizeof(link) - 1);
+        if (n < 0 || (link[n] = 0, strcmp(link, "anon_inode:[pidfd]") != 0))
+                return sd_bus_error_set(error, LATNICE_ERROR_INVALID_PID, "The file descriptor is not a pidfd.");
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+        r = read_full_file(AT_FDCWD, path, 16 * 1024, &info, NULL);
+        if (r < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot read the pidfd: %s", strerror(-r));
+        p = strstr(info, "\nPid:");
+        if (!p || sscanf(p + 5, "%d", &pid) != 1)
+                return sd_bus_error_set(error, LATNICE_ERROR_INVALID_PID, "The pidfd names no process.");
+        if (pid == -1)
+                return sd_bus_error_set(error, LATNICE_ERROR_NO_SUCH_PROCESS, "The pidfd's process has exited.");
+        if (pid == 0)
+                return sd_bus_error_set(error, LATNICE_ERROR_INVALID_PID,
+                                        "The pidfd's process is not visible in latniced's pid namespace.");
+        /* Ours to keep and close: the message owns the one it carries. */
+        own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (own < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot keep the pidfd: %m");
+        return target_open(m, (pid_t) pid, TAKE_FD(own), t, error);
+}
+
+/* Reads the target argument ('u' pid or 'h' pidfd) of a call; by_pidfd says which. */
+static int target_read(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd, Target *t,
+                       sd_bus_error *error) {
+        uint32_t upid;
+        int fd, r;
+
+        if (by_pidfd) {
+                r = sd_bus_message_read(call, "h", &fd);
+                return r < 0 ? r : target_from_pidfd(m, fd, t, error);
+        }
+        r = sd_bus_message_read(call, "u", &upid);
+        return r < 0 ? r : target_from_pid(m, c, upid, t, error);
+}
+
+static int target_check_owner(const BusCaller *c, const Target *t, sd_bus_error *error) {
+        if (authz_owns(c->uid, t->ruid, t->euid))
+                return 0;
+        return sd_bus_error_setf(error, LATNICE_ERROR_NOT_YOUR_PROCESS,
+                                 "Process %d belongs to another user: only root and its owner may see it.",
+                                 (int) t->pid);
+}
+
+/* ---- replies ------------------------------------------------------------- */
+
 /* (sssui): kind, name, file, line, latency nice; empty for none. */
 static int append_rule(sd_bus_message *reply, const Rule *r) {
+        Esc e = {};
+        int q;
+
         if (!r)
                 return sd_bus_message_append(reply, "(sssui)", "", "", "", 0, 0);
-        return sd_bus_message_append(reply, "(sssui)", rule_kind_to_string(r->kind), r->name, r->file ?: "",
-                                     r->line, r->latency_nice);
+        q = sd_bus_message_append(reply, "(sssui)", rule_kind_to_string(r->kind), esc(&e, r->name),
+                                  esc(&e, r->file), r->line, r->latency_nice);
+        esc_done(&e);
+        return q;
 }
 
 static char *rule_key_string(const Rule *r, MatchKey k) {
@@ -328,23 +289,21 @@ static int append_rule_keys(sd_bus_message *reply, const Rule *r) {
                 s = rule_key_string(r, k);
                 if (!s)
                         return -ENOMEM;
-                q = sd_bus_message_append(reply, "s", s);
+                q = append_str(reply, s);
         }
         if (q >= 0)
                 q = sd_bus_message_close_container(reply);
         return q;
 }
 
-static ManualValue *manual_find(ManagerBus *b, pid_t pid, uint64_t start_time) {
-        if (!b)
-                return NULL;
-        for (size_t i = 0; i < MANUAL_MAX; i++)
-                if (b->manual[i].pid == pid && b->manual[i].start_time == start_time)
-                        return &b->manual[i];
-        return NULL;
+/* The entry of the applied table that is about this very process, if any. */
+static AppliedProcess *applied_entry(Manager *m, pid_t pid, uint64_t start_time) {
+        AppliedProcess *e = m->applied ? applied_table_get(m->applied, pid) : NULL;
+
+        return e && e->start_time == start_time ? e : NULL;
 }
 
-/* ---- properties --------------------------------------------------------- */
+/* ---- properties ---------------------------------------------------------- */
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
@@ -358,12 +317,18 @@ static int property_get_backend(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "s", backend_to_string(m->probe.backend));
 }
 
+static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        /* userdata points at the Manager's char * field (offsetof) */
+        return append_str(reply, *(char **) userdata);
+}
+
 static int property_get_backend_reason(sd_bus *bus, const char *path, const char *interface,
                                        const char *property, sd_bus_message *reply, void *userdata,
                                        sd_bus_error *error) {
         Manager *m = userdata;
 
-        return sd_bus_message_append(reply, "s", m->probe.reason);
+        return append_str(reply, m->probe.reason);
 }
 
 static int property_get_event_source(sd_bus *bus, const char *path, const char *interface,
@@ -383,7 +348,7 @@ static int property_get_rule_files(sd_bus *bus, const char *path, const char *in
         for (size_t i = 0; r >= 0 && m->rules && i < m->rules->n_files; i++)
                 if (m->rules->files[i].state == CONF_FILE_ACTIVE)
                         /* as rule errors and rule references name them (without a --root prefix) */
-                        r = sd_bus_message_append(reply, "s", m->rules->files[i].shown ?: m->rules->files[i].path);
+                        r = append_str(reply, m->rules->files[i].shown ?: m->rules->files[i].path);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         return r;
@@ -399,7 +364,7 @@ static int property_get_rule_errors(sd_bus *bus, const char *path, const char *i
                 char s[1024];
 
                 rule_error_format(&m->rules->errors[i], s, sizeof(s));
-                r = sd_bus_message_append(reply, "s", s);
+                r = append_str(reply, s);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
@@ -428,126 +393,122 @@ static int property_get_suppressed(sd_bus *bus, const char *path, const char *in
         return sd_bus_message_append(reply, "t", m->bus_state ? m->bus_state->applied_suppressed : (uint64_t) 0);
 }
 
-/* ---- reading methods ---------------------------------------------------- */
+/* ---- reading methods ------------------------------------------------------ */
 
-static int method_get_task(sd_bus_message *call, void *userdata, sd_bus_error *error) {
+/* Every method learns its caller first; the argument decides pid or pidfd. */
+#define CALLER_METHOD(name, impl, by_pidfd)                                                              \
+        static int name##_caller(sd_bus_message *call, const BusCaller *c, void *userdata,             \
+                                 sd_bus_error *error) {                                                \
+                return impl(userdata, call, c, by_pidfd, error);                                         \
+        }                                                                                                \
+        static int name(sd_bus_message *call, void *userdata, sd_bus_error *error) {                   \
+                Manager *m = userdata;                                                                   \
+                if (!m->bus_state || !m->bus_state->auth)                                                \
+                        return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "Not ready.");              \
+                return bus_auth_with_caller(m->bus_state->auth, call, name##_caller, m, error);           \
+        }
+
+static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(freep) pid_t *tids = NULL;
-        Manager *m = userdata;
+        _cleanup_(target_done) Target t = { .pidfd = -1 };
         const char *set_by = LATNICE_SET_BY_NONE, *rule = "", *ref = "";
-        char manual_ref[64];
         ThreadSched main_thread = {};
         AppliedProcess *e;
-        ManualValue *mv;
-        ProcStat st;
         char path[64];
-        uint32_t upid;
-        pid_t pid;
+        Esc es = {};
         int r, n;
 
-        r = sd_bus_message_read(call, "u", &upid);
+        r = target_read(m, call, c, by_pidfd, &t, error);
         if (r < 0)
                 return r;
-        r = bus_resolve_pid(call, upid, &pid, error);
+        r = target_check_owner(c, &t, error);
         if (r < 0)
                 return r;
-
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
-        r = proc_stat_read(m->proc_fd, path, &st);
-        if (r < 0)
-                return no_such_process(error, pid, r);
-        r = sched_thread_get(&m->probe, pid, &main_thread);
+        r = sched_thread_get(&m->probe, t.pid, &main_thread);
         if (r < 0 && r != -ESRCH)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot read the scheduling of %d: %s",
-                                         (int) pid, strerror(-r));
+                                         (int) t.pid, strerror(-r));
 
-        e = m->applied ? applied_table_get(m->applied, pid) : NULL;
-        mv = manual_find(m->bus_state, pid, st.start_time);
-        if (e && e->start_time == st.start_time && applied_is_ours(&m->probe, m->proc_fd, e) > 0) {
-                set_by = e->via_unit ? LATNICE_SET_BY_UNIT : LATNICE_SET_BY_RULE;
+        e = applied_entry(m, t.pid, t.st.start_time);
+        if (e && applied_is_ours(&m->probe, m->proc_fd, e) > 0) {
+                set_by = e->manual ? LATNICE_SET_BY_MANUAL : e->via_unit ? LATNICE_SET_BY_UNIT : LATNICE_SET_BY_RULE;
                 rule = e->rule_name ?: "";
                 ref = e->rule ?: "";
-        } else if (mv && sched_thread_raw(&m->probe, &main_thread) == mv->raw) {
-                set_by = LATNICE_SET_BY_MANUAL;
-                rule = "manual";
-                snprintf(manual_ref, sizeof(manual_ref), "SetLatencyNice by uid %u", (unsigned) mv->uid);
-                ref = manual_ref;
         } else if (m->probe.backend != BACKEND_NONE && !main_thread.realtime &&
                    sched_thread_raw(&m->probe, &main_thread) != 0)
                 set_by = LATNICE_SET_BY_FOREIGN;
 
         r = sd_bus_message_new_method_return(call, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "sisssst", esc(&es, t.st.comm), main_thread.latency_nice, set_by,
+                                          esc(&es, rule), esc(&es, ref), backend_to_string(m->probe.backend),
+                                          t.st.start_time);
+        esc_done(&es);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ussiitb)");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "sisssst", st.comm, main_thread.latency_nice, set_by, rule, ref,
-                                  backend_to_string(m->probe.backend), st.start_time);
-        if (r < 0)
-                return r;
-
-        r = sd_bus_message_open_container(reply, 'a', "(ussiitb)");
-        if (r < 0)
-                return r;
-        n = proc_list_tasks(m->proc_fd, pid, &tids);
+        n = proc_list_tasks(m->proc_fd, t.pid, &tids);
         for (int i = 0; i < n; i++) {
-                ThreadSched t;
-                ProcStat ts = {};
+                ThreadSched ts;
+                ProcStat st = {};
 
-                if (sched_thread_get(&m->probe, tids[i], &t) < 0)
+                if (sched_thread_get(&m->probe, tids[i], &ts) < 0)
                         continue; /* exited meanwhile */
-                snprintf(path, sizeof(path), "%d/task/%d/stat", (int) pid, (int) tids[i]);
-                (void) proc_stat_read(m->proc_fd, path, &ts);
-                r = sd_bus_message_append(reply, "(ussiitb)", (uint32_t) tids[i], ts.comm,
-                                          sched_policy_to_string(t.attr.sched_policy), (int32_t) t.attr.sched_nice,
-                                          (int32_t) t.latency_nice,
-                                          m->probe.backend == BACKEND_EEVDF_SLICE ? (uint64_t) t.attr.sched_runtime
+                snprintf(path, sizeof(path), "%d/task/%d/stat", (int) t.pid, (int) tids[i]);
+                (void) proc_stat_read(m->proc_fd, path, &st);
+                r = sd_bus_message_append(reply, "(ussiitb)", (uint32_t) tids[i], esc(&es, st.comm),
+                                          sched_policy_to_string(ts.attr.sched_policy), (int32_t) ts.attr.sched_nice,
+                                          (int32_t) ts.latency_nice,
+                                          m->probe.backend == BACKEND_EEVDF_SLICE ? (uint64_t) ts.attr.sched_runtime
                                                                                   : (uint64_t) 0,
-                                          (int) t.realtime);
+                                          (int) ts.realtime);
+                esc_done(&es);
                 if (r < 0)
                         return r;
         }
         r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
+        /* The pid may have been reused while we read it: then none of this is about the caller's process. */
+        if (!target_still_there(m, &t))
+                return no_such_process(error, t.pid, -ESRCH);
         return sd_bus_send(NULL, reply, NULL);
 }
+CALLER_METHOD(method_get_task, get_task, false)
+CALLER_METHOD(method_get_task_by_pidfd, get_task, true)
 
-static int method_list_applied(sd_bus_message *call, void *userdata, sd_bus_error *error) {
+static int list_applied(Manager *m, sd_bus_message *call, const BusCaller *c, bool unused, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        Manager *m = userdata;
-        ManagerBus *b = m->bus_state;
         AppliedProcess *e;
         size_t i = 0;
         int r;
 
         r = sd_bus_message_new_method_return(call, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(usiss)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(usiss)");
         if (r < 0)
                 return r;
         while (m->applied && (e = applied_table_next(m->applied, &i))) {
-                r = sd_bus_message_append(reply, "(usiss)", (uint32_t) e->pid, e->comm, (int32_t) e->latency_nice,
-                                          e->rule_name ?: "", e->rule ?: "");
-                if (r < 0)
-                        return r;
-        }
-        for (size_t k = 0; b && k < MANUAL_MAX; k++) {
-                ManualValue *mv = &b->manual[k];
-                char path[64], ref[64];
-                ProcStat st;
+                Esc es = {};
 
-                if (mv->pid <= 0)
-                        continue;
-                snprintf(path, sizeof(path), "%d/stat", (int) mv->pid);
-                if (proc_stat_read(m->proc_fd, path, &st) < 0 || st.start_time != mv->start_time) {
-                        mv->pid = 0; /* gone */
-                        continue;
+                if (c->uid != 0) {
+                        /* Only the caller's own processes: as recorded, and as they are now. */
+                        char path[64];
+                        ProcStat st;
+                        uid_t ruid, euid;
+
+                        if (e->uid != c->uid)
+                                continue;
+                        snprintf(path, sizeof(path), "%d/stat", (int) e->pid);
+                        if (proc_stat_read(m->proc_fd, path, &st) < 0 || st.start_time != e->start_time ||
+                            read_proc_uids(m->proc_fd, e->pid, &ruid, &euid) < 0 || !authz_owns(c->uid, ruid, euid))
+                                continue;
                 }
-                if (m->applied && applied_table_get(m->applied, mv->pid))
-                        continue;
-                snprintf(ref, sizeof(ref), "SetLatencyNice by uid %u", (unsigned) mv->uid);
-                r = sd_bus_message_append(reply, "(usiss)", (uint32_t) mv->pid, st.comm, (int32_t) mv->latency_nice,
-                                          "manual", ref);
+                r = sd_bus_message_append(reply, "(usiss)", (uint32_t) e->pid, esc(&es, e->comm),
+                                          (int32_t) e->latency_nice, esc(&es, e->rule_name), esc(&es, e->rule));
+                esc_done(&es);
                 if (r < 0)
                         return r;
         }
@@ -556,10 +517,12 @@ static int method_list_applied(sd_bus_message *call, void *userdata, sd_bus_erro
                 return r;
         return sd_bus_send(NULL, reply, NULL);
 }
+CALLER_METHOD(method_list_applied, list_applied, false)
 
-static int append_task_dict(sd_bus_message *reply, const ProcTask *p, const TaskInfo *t) {
+static int append_task_dict(sd_bus_message *reply, const TaskInfo *t) {
         _cleanup_(freep) char *cmdline = NULL, *unit = NULL;
         char uid[16], gid[16], pid[16];
+        Esc e = {};
         int r;
 
         cmdline = t->argv ? strv_join(t->argv, " ") : NULL;
@@ -567,50 +530,42 @@ static int append_task_dict(sd_bus_message *reply, const ProcTask *p, const Task
         snprintf(pid, sizeof(pid), "%d", (int) t->pid);
         snprintf(uid, sizeof(uid), "%u", (unsigned) t->uid);
         snprintf(gid, sizeof(gid), "%u", (unsigned) t->gid);
-        r = sd_bus_message_append(reply, "a{ss}", 11, "pid", pid, "comm", t->comm ?: "", "exe", t->exe ?: "",
-                                  "cmdline", cmdline ?: "", "parent", t->parent_comm ?: "", "uid", uid, "user",
-                                  t->user ?: "", "gid", gid, "group", t->group ?: "", "cgroup", t->cgroup ?: "",
-                                  "unit", unit ?: "");
-        (void) p;
+        r = sd_bus_message_append(reply, "a{ss}", 11, "pid", pid, "comm", esc(&e, t->comm), "exe", esc(&e, t->exe),
+                                  "cmdline", esc(&e, cmdline), "parent", esc(&e, t->parent_comm), "uid", uid, "user",
+                                  esc(&e, t->user), "gid", gid, "group", esc(&e, t->group), "cgroup",
+                                  esc(&e, t->cgroup), "unit", esc(&e, unit));
+        esc_done(&e);
         return r;
 }
 
-static int method_explain(sd_bus_message *call, void *userdata, sd_bus_error *error) {
+static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        Manager *m = userdata;
-        MatchResult mr = {};
+        _cleanup_(target_done) Target tg = { .pidfd = -1 };
+        _cleanup_(match_result_done) MatchResult mr = {};
+        _cleanup_(proc_task_done) ProcTask p = {};
         const Rule *winner = NULL, *unit_rule = NULL;
         const char *how = "none";
-        ProcTask p = {};
         TaskInfo t;
-        uint32_t upid;
-        pid_t pid;
         int r;
 
-        r = sd_bus_message_read(call, "u", &upid);
+        r = target_read(m, call, c, by_pidfd, &tg, error);
         if (r < 0)
                 return r;
-        r = bus_resolve_pid(call, upid, &pid, error);
+        r = target_check_owner(c, &tg, error);
         if (r < 0)
                 return r;
         if (!m->rules)
                 return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "No rules are loaded.");
 
-        r = proc_task_read(m->proc_fd, pid, PROC_ALL, &p);
+        r = proc_task_read(m->proc_fd, tg.pid, PROC_ALL, &p);
         if (r < 0)
-                return no_such_process(error, pid, r);
+                return no_such_process(error, tg.pid, r);
         proc_task_to_info(&p, &t);
+        manager_task_set_exe_check(m, &t);
 
         r = match_task(m->rules, &t, true, &mr);
         if (r < 0)
-                goto finish;
-        {
-                /* /proc/PID/exe is readable only by the owner (and root): so is our answer. */
-                uid_t caller = 0;
-
-                if (bus_caller(call, &caller, NULL) < 0 || (caller != 0 && caller != t.uid))
-                        t.exe = NULL;
-        }
+                return r;
         /* As the daemon decides: a process rule first, else a unit rule through the process's unit. */
         unit_rule = match_task_unit_rule(m->rules, &t);
         if (mr.rule) {
@@ -621,13 +576,12 @@ static int method_explain(sd_bus_message *call, void *userdata, sd_bus_error *er
                 how = "unit";
                 unit_rule = NULL;
         }
-        if (p.stat.flags & PROC_PF_KTHREAD) {
+        if (p.stat.flags & PROC_PF_KTHREAD)
                 how = "kernel-thread"; /* never changed, whatever matches */
-        }
 
         r = sd_bus_message_new_method_return(call, &reply);
         if (r >= 0)
-                r = append_task_dict(reply, &p, &t);
+                r = append_task_dict(reply, &t);
         if (r >= 0)
                 r = sd_bus_message_append(reply, "s", how);
         if (r >= 0)
@@ -642,13 +596,14 @@ static int method_explain(sd_bus_message *call, void *userdata, sd_bus_error *er
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = append_rule(reply, unit_rule);
-        if (r >= 0)
-                r = sd_bus_send(NULL, reply, NULL);
-finish:
-        match_result_done(&mr);
-        proc_task_done(&p);
-        return r;
+        if (r < 0)
+                return r;
+        if (!target_still_there(m, &tg))
+                return no_such_process(error, tg.pid, -ESRCH);
+        return sd_bus_send(NULL, reply, NULL);
 }
+CALLER_METHOD(method_explain, explain, false)
+CALLER_METHOD(method_explain_by_pidfd, explain, true)
 
 static int method_list_rules(sd_bus_message *call, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -661,11 +616,13 @@ static int method_list_rules(sd_bus_message *call, void *userdata, sd_bus_error 
         r = sd_bus_message_open_container(reply, 'a', "(sssuiasbs)");
         for (size_t i = 0; r >= 0 && m->rules && i < m->rules->n_rules; i++) {
                 const Rule *q = &m->rules->rules[i];
+                Esc e = {};
 
                 r = sd_bus_message_open_container(reply, 'r', "sssuiasbs");
                 if (r >= 0)
-                        r = sd_bus_message_append(reply, "sssui", rule_kind_to_string(q->kind), q->name,
-                                                  q->file ?: "", q->line, q->latency_nice);
+                        r = sd_bus_message_append(reply, "sssui", rule_kind_to_string(q->kind), esc(&e, q->name),
+                                                  esc(&e, q->file), q->line, q->latency_nice);
+                esc_done(&e);
                 if (r >= 0)
                         r = append_rule_keys(reply, q);
                 if (r >= 0)
@@ -696,9 +653,12 @@ static int method_list_profiles(sd_bus_message *call, void *userdata, sd_bus_err
         r = sd_bus_message_open_container(reply, 'a', "(ssb)");
         for (char **n = names; r >= 0 && n && *n; n++) {
                 _cleanup_(freep) char *path = NULL;
+                Esc e = {};
 
                 (void) profile_find(m->options.root, m->options.profile_dir, *n, &path);
-                r = sd_bus_message_append(reply, "(ssb)", *n, path ?: "", (int) streq_ptr(*n, m->profile));
+                r = sd_bus_message_append(reply, "(ssb)", esc(&e, *n), esc(&e, path),
+                                          (int) streq_ptr(*n, m->profile));
+                esc_done(&e);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
@@ -707,14 +667,15 @@ static int method_list_profiles(sd_bus_message *call, void *userdata, sd_bus_err
         return sd_bus_send(NULL, reply, NULL);
 }
 
-/* ---- methods that change things --------------------------------------- */
+/* ---- methods that change things ------------------------------------------- */
 
 static int reply_reloaded(Manager *m, sd_bus_message *call) {
         return sd_bus_reply_method_return(call, "uu", (uint32_t) (m->rules ? m->rules->n_rules : 0),
                                           (uint32_t) (m->rules ? m->rules->n_errors : 0));
 }
 
-static int reload_now(Manager *m, sd_bus_message *call, void *data, sd_bus_error *error) {
+static int reload_now(sd_bus_message *call, void *data, sd_bus_error *error) {
+        Manager *m = data;
         int r;
 
         log_info("Reload requested on the bus.");
@@ -729,42 +690,52 @@ static int reload_now(Manager *m, sd_bus_message *call, void *data, sd_bus_error
         return reply_reloaded(m, call);
 }
 
-static int method_reload(sd_bus_message *call, void *userdata, sd_bus_error *error) {
-        return bus_authorize(userdata, call, LATNICE_POLKIT_RELOAD, reload_now, NULL, NULL, error);
+static int reload(Manager *m, sd_bus_message *call, const BusCaller *c, bool unused, sd_bus_error *error) {
+        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_RELOAD, reload_now, m, NULL, error);
 }
+CALLER_METHOD(method_reload, reload, false)
 
-static int set_profile_now(Manager *m, sd_bus_message *call, void *data, sd_bus_error *error) {
-        const char *name = data;
+typedef struct ProfileRequest {
+        Manager *manager;
+        char name[];
+} ProfileRequest;
+
+static int set_profile_now(sd_bus_message *call, void *data, sd_bus_error *error) {
+        ProfileRequest *q = data;
+        Manager *m = q->manager;
         int r;
 
-        log_info("Switch to profile %s requested on the bus.", name);
-        r = manager_set_profile(m, name);
+        log_info("Switch to profile %s requested on the bus.", q->name);
+        r = manager_set_profile(m, q->name);
         if (r == -ENOENT)
-                return sd_bus_error_setf(error, LATNICE_ERROR_NO_SUCH_PROFILE, "No profile '%s'.", name);
+                return sd_bus_error_setf(error, LATNICE_ERROR_NO_SUCH_PROFILE, "No profile '%s'.", q->name);
         if (r == -EINVAL)
                 return sd_bus_error_setf(error, LATNICE_ERROR_RELOAD_FAILED,
                                          "Profile '%s' has errors (see the journal or 'latnicectl check'); "
-                                         "keeping profile %s.", name, m->profile ?: "none");
+                                         "keeping profile %s.", q->name, m->profile ?: "none");
         if (r < 0)
                 return sd_bus_error_setf(error, LATNICE_ERROR_RELOAD_FAILED, "Cannot switch to profile '%s': %s",
-                                         name, strerror(-r));
+                                         q->name, strerror(-r));
         return sd_bus_reply_method_return(call, NULL);
 }
 
-static int method_set_profile(sd_bus_message *call, void *userdata, sd_bus_error *error) {
+static int set_profile(Manager *m, sd_bus_message *call, const BusCaller *c, bool unused, sd_bus_error *error) {
         _cleanup_(freep) char *path = NULL;
-        Manager *m = userdata;
+        ProfileRequest *q;
         const char *name;
-        char *copy;
         int r;
 
         r = sd_bus_message_read(call, "s", &name);
         if (r < 0)
                 return r;
         /* Bad input gets its named error before authorization: asking is not doing. */
-        if (!profile_name_valid(name))
+        if (!profile_name_valid(name)) {
+                _cleanup_(freep) char *shown = utf8_escape_invalid(name, true);
+
                 return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_PROFILE_NAME,
-                                         "Invalid profile name '%s': use letters, digits, '_', '.', '-'.", name);
+                                         "Invalid profile name '%.64s': use letters, digits, '_', '.', '-'.",
+                                         shown ?: "?");
+        }
         r = profile_find(m->options.root, m->options.profile_dir, name, &path);
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, LATNICE_ERROR_NO_SUCH_PROFILE,
@@ -772,18 +743,22 @@ static int method_set_profile(sd_bus_message *call, void *userdata, sd_bus_error
         if (r < 0)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot look up profile '%s': %s", name,
                                          strerror(-r));
-        copy = strdup(name);
-        if (!copy)
+        q = calloc(1, sizeof(ProfileRequest) + strlen(name) + 1);
+        if (!q)
                 return -ENOMEM;
-        return bus_authorize(m, call, LATNICE_POLKIT_SET_PROFILE, set_profile_now, copy, free, error);
+        q->manager = m;
+        strcpy(q->name, name);
+        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_SET_PROFILE, set_profile_now, q, free,
+                               error);
 }
+CALLER_METHOD(method_set_profile, set_profile, false)
 
 typedef struct SetRequest {
-        pid_t pid;
-        int pidfd;
-        uint64_t start_time;
+        Manager *manager;
+        Target target;
         int latency_nice;
         uid_t caller;
+        bool may_lower; /* authorized to lower (root or polkit): else raise only, thread by thread */
 } SetRequest;
 
 static void set_request_free(void *p) {
@@ -791,172 +766,176 @@ static void set_request_free(void *p) {
 
         if (!s)
                 return;
-        if (s->pidfd >= 0)
-                close(s->pidfd);
+        target_done(&s->target);
         free(s);
 }
 
-static bool pidfd_exited(int pidfd) {
-        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+typedef struct SetCtx {
+        const SchedProbe *probe;
+        int value;
+        bool may_lower;
+        unsigned n_threads, n_applied, n_refused, n_realtime;
+        int first_error;
+        ThreadSched main_before;
+        pid_t pid;
+} SetCtx;
 
-        /* A pidfd polls readable once its process has exited. */
-        return poll(&pfd, 1, 0) != 0;
-}
-
-static void manual_remember(ManagerBus *b, const SetRequest *s, uint64_t raw) {
-        ManualValue *mv;
-
-        if (!b)
-                return;
-        mv = manual_find(b, s->pid, s->start_time);
-        if (!mv)
-                mv = &b->manual[b->manual_next++ % MANUAL_MAX];
-        *mv = (ManualValue) {
-                .pid = s->pid,
-                .start_time = s->start_time,
-                .raw = raw,
-                .uid = s->caller,
-                .latency_nice = s->latency_nice,
-        };
-}
-
-static int set_latency_nice_now(Manager *m, sd_bus_message *call, void *data, sd_bus_error *error) {
-        SetRequest *s = data;
-        ApplyResult res = {};
-        char path[64];
-        ProcStat st;
+static int set_one(pid_t tid, void *userdata) {
+        SetCtx *c = userdata;
+        ThreadSched cur;
         int r;
 
-        /* The pidfd pins the process we checked; the start time catches a reused pid. */
-        if (pidfd_exited(s->pidfd))
-                return sd_bus_error_setf(error, LATNICE_ERROR_NO_SUCH_PROCESS,
-                                         "Process %d exited before its value could be set.", (int) s->pid);
-        r = sched_apply_process(&m->probe, m->proc_fd, s->pid, s->start_time, s->latency_nice, THREADS_ALL, false,
-                                &res);
-        if (r == -ESRCH)
-                return sd_bus_error_setf(error, LATNICE_ERROR_PROCESS_CHANGED,
-                                         "Process %d exited or its PID was reused; nothing applied.", (int) s->pid);
-        if (r == -EOPNOTSUPP)
-                return sd_bus_error_set(error, LATNICE_ERROR_NOT_SUPPORTED, "This kernel cannot apply latency nice.");
+        r = sched_thread_get(c->probe, tid, &cur);
         if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot set latency nice %d on %d: %s",
-                                         s->latency_nice, (int) s->pid, strerror(-r));
-        if (res.n_applied == 0)
-                return sd_bus_error_setf(error, LATNICE_ERROR_NOT_SUPPORTED,
-                                         "All %u threads of %d are realtime or idle; left alone.", res.n_threads,
-                                         (int) s->pid);
-
-        snprintf(path, sizeof(path), "%d/stat", (int) s->pid);
-        if (proc_stat_read(m->proc_fd, path, &st) < 0)
-                snprintf(st.comm, sizeof(st.comm), "?");
-        manual_remember(m->bus_state, s, sched_raw_value(&m->probe, s->latency_nice));
-        log_info("%s[%d]: LatencyNice=%d set on the bus by uid %u (%u of %u threads).", st.comm, (int) s->pid,
-                 s->latency_nice, (unsigned) s->caller, res.n_applied, res.n_threads);
-        manager_bus_emit_applied(m, s->pid, st.comm, s->latency_nice, "manual");
-        return sd_bus_reply_method_return(call, "uu", res.n_applied, res.n_threads);
-}
-
-/* Real and effective uid of a process, from /proc/PID/status. */
-static int read_proc_uids(int proc_fd, pid_t pid, uid_t *ret_ruid, uid_t *ret_euid) {
-        _cleanup_(freep) char *buf = NULL;
-        unsigned ru, eu;
-        char path[64];
-        char *p;
-        int r;
-
-        snprintf(path, sizeof(path), "%d/status", (int) pid);
-        r = read_full_file(proc_fd, path, 64 * 1024, &buf, NULL);
-        if (r < 0)
-                return r == -ENOENT ? -ESRCH : r;
-        p = strstr(buf, "\nUid:");
-        if (!p || sscanf(p + 5, "%u %u", &ru, &eu) != 2)
-                return -EINVAL;
-        *ret_ruid = ru;
-        *ret_euid = eu;
+                return 0; /* exited meanwhile */
+        c->n_threads++;
+        if (tid == c->pid)
+                c->main_before = cur;
+        /* Decided per thread, at the moment it is written: no thread is lowered without authorization. */
+        if (!c->may_lower && !authz_raise_only_ok(cur.latency_nice, c->value)) {
+                c->n_refused++;
+                return 0;
+        }
+        r = sched_thread_set(c->probe, tid, c->value, NULL);
+        if (r >= 0)
+                c->n_applied++;
+        else if (r == -EBUSY)
+                c->n_realtime++;
+        else if (r != -ESRCH && c->first_error == 0)
+                c->first_error = r;
         return 0;
 }
 
-static int method_set_latency_nice(sd_bus_message *call, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
-        SetRequest *s;
-        ThreadSched cur;
-        ProcStat st;
-        char path[64];
-        const char *action = NULL;
-        uid_t ruid, euid, caller;
-        uint32_t upid;
-        int32_t value;
-        pid_t pid;
+static int set_latency_nice_now(sd_bus_message *call, void *data, sd_bus_error *error) {
+        SetRequest *s = data;
+        Manager *m = s->manager;
+        _cleanup_(closep) int dir_fd = -1;
+        SetCtx c = { .probe = &m->probe, .value = s->latency_nice, .may_lower = s->may_lower, .pid = s->target.pid };
+        char path[32];
         int r;
 
-        r = sd_bus_message_read(call, "ui", &upid, &value);
+        /* The pidfd pins the process we checked; the start time catches a reused pid. */
+        if (!target_still_there(m, &s->target))
+                return sd_bus_error_setf(error, LATNICE_ERROR_PROCESS_CHANGED,
+                                         "Process %d exited or its PID was reused; nothing applied.",
+                                         (int) s->target.pid);
+        snprintf(path, sizeof(path), "%d", (int) s->target.pid);
+        dir_fd = openat(m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return no_such_process(error, s->target.pid, -errno);
+        r = sched_walk_threads(dir_fd, NULL, 0, set_one, &c);
+        if (r < 0 && r != -EAGAIN && c.n_threads == 0)
+                return no_such_process(error, s->target.pid, r);
+        if (!target_still_there(m, &s->target))
+                return sd_bus_error_setf(error, LATNICE_ERROR_PROCESS_CHANGED,
+                                         "Process %d exited while its value was set.", (int) s->target.pid);
+        if (c.n_applied == 0 && c.n_refused > 0)
+                return sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED,
+                                         "Lowering the latency nice of %d needs authorization; nothing applied.",
+                                         (int) s->target.pid);
+        if (c.n_applied == 0 && c.first_error < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot set latency nice %d on %d: %s",
+                                         s->latency_nice, (int) s->target.pid, strerror(-c.first_error));
+        if (c.n_applied == 0)
+                return sd_bus_error_setf(error, LATNICE_ERROR_NOT_SUPPORTED,
+                                         "All %u threads of %d are realtime or idle; left alone.", c.n_threads,
+                                         (int) s->target.pid);
+
+        (void) manager_record_manual(m, s->target.pid, s->target.st.start_time, s->target.ruid, s->target.st.comm,
+                                     s->latency_nice, &c.main_before, s->caller);
+        log_info("%s[%d]: LatencyNice=%d set on the bus by uid %u (%u of %u threads%s).", s->target.st.comm,
+                 (int) s->target.pid, s->latency_nice, (unsigned) s->caller, c.n_applied, c.n_threads,
+                 c.n_refused ? ", others left alone: lowering them needs authorization" : "");
+        manager_bus_emit_applied(m, s->target.pid, s->target.st.comm, s->latency_nice, "manual");
+        return sd_bus_reply_method_return(call, "uu", c.n_applied, c.n_threads);
+}
+
+/* The current value of every thread, to tell whether the call lowers any of them. */
+static int read_thread_values(Manager *m, pid_t pid, int **ret, size_t *ret_n) {
+        _cleanup_(freep) pid_t *tids = NULL;
+        _cleanup_(freep) int *v = NULL;
+        size_t k = 0;
+        int n;
+
+        n = proc_list_tasks(m->proc_fd, pid, &tids);
+        if (n < 0)
+                return n;
+        v = calloc((size_t) n + 1, sizeof(int));
+        if (!v)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++) {
+                ThreadSched t;
+
+                if (sched_thread_get(&m->probe, tids[i], &t) >= 0 && !t.realtime)
+                        v[k++] = t.latency_nice;
+        }
+        *ret = TAKE_PTR(v);
+        *ret_n = k;
+        return 0;
+}
+
+static int set_latency_nice(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd,
+                            sd_bus_error *error) {
+        _cleanup_(freep) int *values = NULL;
+        SetRequest *s;
+        size_t n_values = 0;
+        int32_t value;
+        int r, fd = -1;
+        uint32_t upid = 0;
+        AuthzSet need;
+
+        /* The value first: bad input gets its named error before anything else. */
+        r = by_pidfd ? sd_bus_message_read(call, "hi", &fd, &value) : sd_bus_message_read(call, "ui", &upid, &value);
         if (r < 0)
                 return r;
         if (value < LATNICE_MIN || value > LATNICE_MAX)
                 return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_VALUE,
                                          "Invalid latency nice %" PRIi32 ": must be in %d..%d.", value, LATNICE_MIN,
                                          LATNICE_MAX);
-        r = bus_resolve_pid(call, upid, &pid, error);
-        if (r < 0)
-                return r;
+        if (!by_pidfd && upid > INT_MAX)
+                return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_PID, "Invalid PID %" PRIu32 ".", upid);
         if (m->probe.backend == BACKEND_NONE)
                 return sd_bus_error_setf(error, LATNICE_ERROR_NOT_SUPPORTED, "This kernel cannot apply latency "
                                          "nice: %s", m->probe.reason);
-        r = bus_caller(call, &caller, NULL);
-        if (r < 0)
-                return sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED, "Cannot identify the caller: %s",
-                                         strerror(-r));
 
         s = calloc(1, sizeof(SetRequest));
         if (!s)
                 return -ENOMEM;
-        *s = (SetRequest) { .pid = pid, .pidfd = -1, .latency_nice = value, .caller = caller };
-
-        /* Pin the process first, then read it: if the pidfd's process is still
-         * there afterwards, what we read is about it and not a successor. */
-        s->pidfd = pidfd_open(pid, 0);
-        if (s->pidfd < 0) {
-                r = -errno;
-                set_request_free(s);
-                return no_such_process(error, pid, r);
-        }
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
-        r = proc_stat_read(m->proc_fd, path, &st);
-        if (r >= 0)
-                r = read_proc_uids(m->proc_fd, pid, &ruid, &euid);
-        if (r >= 0 && (pidfd_exited(s->pidfd) || st.state == 'Z'))
-                r = -ESRCH;
+        *s = (SetRequest) { .manager = m, .target.pidfd = -1, .latency_nice = value, .caller = c->uid };
+        r = by_pidfd ? target_from_pidfd(m, fd, &s->target, error) : target_from_pid(m, c, upid, &s->target, error);
         if (r < 0) {
                 set_request_free(s);
-                return no_such_process(error, pid, r);
+                return r;
         }
-        if (st.flags & PROC_PF_KTHREAD) {
+        if (s->target.st.flags & PROC_PF_KTHREAD) {
+                r = sd_bus_error_setf(error, LATNICE_ERROR_KERNEL_THREAD,
+                                      "%d is a kernel thread; latniced never changes kernel threads.",
+                                      (int) s->target.pid);
                 set_request_free(s);
-                return sd_bus_error_setf(error, LATNICE_ERROR_KERNEL_THREAD,
-                                         "%d (%s) is a kernel thread; latniced never changes kernel threads.",
-                                         (int) pid, st.comm);
+                return r;
         }
-        s->start_time = st.start_time;
-
-        r = sched_thread_get(&m->probe, pid, &cur);
+        r = read_thread_values(m, s->target.pid, &values, &n_values);
         if (r < 0) {
+                pid_t pid = s->target.pid;
+
                 set_request_free(s);
                 return no_such_process(error, pid, r);
         }
-
-        /* Waiting longer is always fine for one's own processes; cutting in needs authorization. */
-        if (caller != ruid && caller != euid)
-                action = LATNICE_POLKIT_ANY;
-        else if (value < cur.latency_nice)
-                action = LATNICE_POLKIT_LOWER;
-
-        if (!action) {
-                r = set_latency_nice_now(m, call, s, error);
+        need = authz_set_latency_nice(c->uid, s->target.ruid, s->target.euid, values, n_values, value);
+        if (need == AUTHZ_SET_FREE) {
+                /* Root may lower; anybody else raises thread by thread (a thread may change meanwhile). */
+                s->may_lower = c->uid == 0;
+                r = set_latency_nice_now(call, s, error);
                 set_request_free(s);
                 return r < 0 ? r : 1;
         }
-        return bus_authorize(m, call, action, set_latency_nice_now, s, set_request_free, error);
+        s->may_lower = true; /* once polkit said yes */
+        return bus_auth_polkit(m->bus_state->auth, call, c,
+                               need == AUTHZ_SET_ANY ? LATNICE_POLKIT_ANY : LATNICE_POLKIT_LOWER,
+                               set_latency_nice_now, s, set_request_free, error);
 }
+CALLER_METHOD(method_set_latency_nice, set_latency_nice, false)
+CALLER_METHOD(method_set_latency_nice_by_pidfd, set_latency_nice, true)
 
 /*
  * Properties without EMITS_CHANGE are counters: read them when you need them
@@ -972,10 +951,11 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("DefaultSliceNSec", "t", NULL, offsetof(Manager, probe.base_slice_ns),
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("EventSource", "s", property_get_event_source, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("EventSourceReason", "s", NULL, offsetof(Manager, source_reason),
+        SD_BUS_PROPERTY("EventSourceReason", "s", property_get_string, offsetof(Manager, source_reason),
                         SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Profile", "s", NULL, offsetof(Manager, profile), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("ProfilePath", "s", NULL, offsetof(Manager, profile_path),
+        SD_BUS_PROPERTY("Profile", "s", property_get_string, offsetof(Manager, profile),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ProfilePath", "s", property_get_string, offsetof(Manager, profile_path),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RuleFiles", "as", property_get_rule_files, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RuleErrors", "as", property_get_rule_errors, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
@@ -994,6 +974,11 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_RESULT("s", comm, "i", latency_nice, "s", set_by, "s", rule, "s", rule_ref,
                                               "s", backend, "t", start_time, "a(ussiitb)", threads),
                                 method_get_task, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetTaskByPIDFD",
+                                SD_BUS_ARGS("h", pidfd),
+                                SD_BUS_RESULT("s", comm, "i", latency_nice, "s", set_by, "s", rule, "s", rule_ref,
+                                              "s", backend, "t", start_time, "a(ussiitb)", threads),
+                                method_get_task_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListApplied",
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(usiss)", processes),
@@ -1003,6 +988,11 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_RESULT("a{ss}", task, "s", how, "(sssui)", rule, "as", because,
                                               "a(sssui)", shadowed, "(sssui)", unit_rule),
                                 method_explain, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ExplainByPIDFD",
+                                SD_BUS_ARGS("h", pidfd),
+                                SD_BUS_RESULT("a{ss}", task, "s", how, "(sssui)", rule, "as", because,
+                                              "a(sssui)", shadowed, "(sssui)", unit_rule),
+                                method_explain_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListRules",
                                 SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a(sssuiasbs)", rules),
@@ -1023,6 +1013,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("u", pid, "i", latency_nice),
                                 SD_BUS_RESULT("u", threads_applied, "u", threads),
                                 method_set_latency_nice, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetLatencyNiceByPIDFD",
+                                SD_BUS_ARGS("h", pidfd, "i", latency_nice),
+                                SD_BUS_RESULT("u", threads_applied, "u", threads),
+                                method_set_latency_nice_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_NAMES("Applied", "usis", SD_BUS_PARAM(pid) SD_BUS_PARAM(comm)
                                  SD_BUS_PARAM(latency_nice) SD_BUS_PARAM(rule), 0),
@@ -1031,16 +1025,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
-/* ---- connection lifecycle ---------------------------------------------- */
-
-static ManagerBus *manager_bus_state(Manager *m) {
-        if (!m->bus_state) {
-                m->bus_state = calloc(1, sizeof(ManagerBus));
-                if (m->bus_state)
-                        m->bus_state->applied_tokens = APPLIED_BURST * 1000;
-        }
-        return m->bus_state;
-}
+/* ---- connection lifecycle -------------------------------------------------- */
 
 int manager_bus_add_objects(Manager *m, sd_bus *bus) {
         ManagerBus *b = manager_bus_state(m);
@@ -1048,6 +1033,11 @@ int manager_bus_add_objects(Manager *m, sd_bus *bus) {
 
         if (!b)
                 return -ENOMEM;
+        if (!b->auth) {
+                b->auth = bus_auth_new(m->bus);
+                if (!b->auth)
+                        return -ENOMEM;
+        }
         if (bus != m->bus)
                 /* A direct connection (tests): the object lives as long as the connection. */
                 return sd_bus_add_object_vtable(bus, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, manager_vtable,
@@ -1101,19 +1091,19 @@ void manager_bus_on_disconnected(Manager *m) {
 
         if (!b)
                 return;
-        /* Calls waiting for polkit die with their connection. */
-        while (b->queries)
-                auth_query_free(b->queries);
+        /* Calls waiting for polkit or for their caller's identity die with their connection. */
+        bus_auth_free(b->auth);
         sd_bus_slot_unref(b->name_slot);
         sd_bus_slot_unref(b->object_slot);
         free(b);
         m->bus_state = NULL;
 }
 
-/* ---- signals ------------------------------------------------------------ */
+/* ---- signals --------------------------------------------------------------- */
 
 void manager_bus_emit_applied(Manager *m, pid_t pid, const char *comm, int value, const char *rule) {
         ManagerBus *b = m->bus_state;
+        Esc e = {};
         uint64_t now;
 
         if (!m->bus || !b)
@@ -1131,7 +1121,8 @@ void manager_bus_emit_applied(Manager *m, pid_t pid, const char *comm, int value
         }
         b->applied_tokens -= 1000;
         (void) sd_bus_emit_signal(m->bus, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Applied", "usis", (uint32_t) pid,
-                                  comm ?: "", (int32_t) value, rule ?: "");
+                                  esc(&e, comm), (int32_t) value, esc(&e, rule));
+        esc_done(&e);
 }
 
 void manager_bus_emit_reloaded(Manager *m) {

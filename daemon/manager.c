@@ -17,6 +17,7 @@
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <systemd/sd-daemon.h>
 
@@ -29,6 +30,7 @@
 #include "match.h"
 #include "proc.h"
 #include "profile.h"
+#include "state.h"
 #include "util.h"
 
 static const char * const source_kind_table[_SOURCE_MAX] = {
@@ -54,11 +56,14 @@ SourceKind source_kind_from_string(const char *s) {
 
 typedef struct ScanJob ScanJob;
 static ScanJob *scan_job_free(ScanJob *j);
+static void name_cache_flush(Manager *m);
+static void manager_prune(Manager *m);
 
 static void options_done(ManagerOptions *o) {
         free(o->root);
         free(o->profile);
         free(o->profile_dir);
+        free(o->state_dir);
 }
 
 Manager *manager_free(Manager *m) {
@@ -86,8 +91,7 @@ Manager *manager_free(Manager *m) {
         exec_bpf_free(m->bpf);
         free(m->source_reason);
         free(m->latency_ring);
-        for (size_t i = 0; i < ELEMENTSOF(m->name_cache); i++)
-                free(m->name_cache[i].name);
+        name_cache_flush(m);
         if (m->cgroup2_fd >= 0)
                 close(m->cgroup2_fd);
         free(m->cgroup2_path);
@@ -98,6 +102,8 @@ Manager *manager_free(Manager *m) {
         rule_set_free(m->rules);
         free(m->profile);
         free(m->profile_path);
+        /* Not closed by manager_run(): a failed start; what is in it stays for the next run. */
+        state_file_close(m->state, true);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         options_done(&m->options);
@@ -115,19 +121,46 @@ static int strdup_opt(const char *s, char **ret) {
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static const char *cached_name(Manager *m, uint32_t id, bool group) {
-        /* Tiny cache: NSS lookups read /etc/passwd; rule sets with User=name are rare. */
-        uint32_t key = id ^ (group ? 0x80000000U : 0);
-        UidName *slot;
+/*
+ * uid/gid -> name for User=name and Group=name rules, cached: NSS reads
+ * /etc/passwd (or asks LDAP) on every call. Direct-mapped by id, one cache
+ * for users and one for groups; the name is copied out, so no lookup can
+ * invalidate what an earlier one returned. Misses are remembered for a
+ * while (a uid without a name stays without one), and everything is
+ * forgotten when the passwd or group file changes.
+ */
+#define NAME_MISS_USEC (30 * 1000 * 1000ULL)
 
-        for (size_t i = 0; i < ELEMENTSOF(m->name_cache); i++)
-                if (m->name_cache[i].name && m->name_cache[i].id == key)
-                        return m->name_cache[i].name;
-        slot = &m->name_cache[m->name_cache_next++ % ELEMENTSOF(m->name_cache)];
-        free(slot->name);
-        slot->name = group ? gid_to_name(id) : uid_to_name(id);
-        slot->id = key;
-        return slot->name;
+static uint64_t now_monotonic_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static const char *cached_name(Manager *m, uint32_t id, bool group, char *buf, size_t size) {
+        NameCacheEntry *e = &(group ? m->group_cache : m->user_cache)[(id * 2654435761U) % NAME_CACHE_SIZE];
+        uint64_t now = now_monotonic_usec();
+        char *name;
+
+        if (!(e->used && e->id == id && (e->name || now < e->miss_until))) {
+                name = group ? gid_to_name(id) : uid_to_name(id);
+                free(e->name);
+                *e = (NameCacheEntry) { .used = true, .id = id, .name = name, .miss_until = now + NAME_MISS_USEC };
+        }
+        if (!e->name)
+                return NULL;
+        snprintf(buf, size, "%s", e->name);
+        return buf;
+}
+
+static void name_cache_flush(Manager *m) {
+        for (size_t i = 0; i < NAME_CACHE_SIZE; i++) {
+                free(m->user_cache[i].name);
+                free(m->group_cache[i].name);
+        }
+        memset(m->user_cache, 0, sizeof(m->user_cache));
+        memset(m->group_cache, 0, sizeof(m->group_cache));
 }
 
 static int find_cgroup2(Manager *m) {
@@ -277,10 +310,133 @@ static void manager_setup_realtime(Manager *m) {
 
 /* ---- deciding and applying ------------------------------------------- */
 
-static void manager_forget(Manager *m, pid_t pid) {
+/* Writes e's record to the state file (a new one, or its own slot). */
+static void manager_state_save(Manager *m, AppliedProcess *e) {
+        StateRecord rec;
+
+        if (!m->state)
+                return;
+        state_record_from_applied(e, &rec);
+        if (e->state_slot == STATE_SLOT_NONE)
+                e->state_slot = state_file_add(m->state, &rec);
+        else
+                state_file_update(m->state, e->state_slot, &rec);
+}
+
+/* Drops a process from the table and the state file; untrack: it is tracked by the BPF side still. */
+static void manager_forget_full(Manager *m, pid_t pid, bool untrack) {
+        AppliedProcess *e = applied_table_get(m->applied, pid);
+
+        if (!e)
+                return;
+        if (m->state && e->state_slot != STATE_SLOT_NONE) {
+                uint32_t slot = e->state_slot;
+                pid_t moved = state_file_remove(m->state, slot);
+                AppliedProcess *me = moved > 0 ? applied_table_get(m->applied, moved) : NULL;
+
+                if (me)
+                        me->state_slot = slot;
+        }
         applied_table_remove(m->applied, pid);
-        if (m->bpf)
+        if (untrack && m->bpf)
                 (void) exec_bpf_track(m->bpf, pid, false);
+}
+
+static void manager_forget(Manager *m, pid_t pid) {
+        manager_forget_full(m, pid, true);
+}
+
+/* Inserts or replaces an entry (the table takes its strings) and keeps the state file in step. */
+static int manager_record(Manager *m, AppliedProcess *n) {
+        AppliedProcess *old = applied_table_get(m->applied, n->pid), *e;
+        int r;
+
+        n->state_slot = old ? old->state_slot : STATE_SLOT_NONE;
+        r = applied_table_put(m->applied, n);
+        if (r < 0)
+                return r;
+        e = applied_table_get(m->applied, n->pid);
+        manager_state_save(m, e);
+        if (m->bpf && !old)
+                (void) exec_bpf_track(m->bpf, n->pid, true);
+        return 0;
+}
+
+int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
+                          const ThreadSched *before, uid_t by) {
+        AppliedProcess *e = applied_table_get(m->applied, pid);
+        AppliedProcess n = {
+                .pid = pid,
+                .start_time = start_time,
+                .uid = uid,
+                .latency_nice = value,
+                .raw = sched_raw_value(&m->probe, value),
+                .before = before ? before->latency_nice : 0,
+                .before_raw = before ? sched_thread_raw(&m->probe, before) : 0,
+                .rule_name = strdup("manual"),
+                .inherit = true, /* like nice: what somebody asked for a program, its children keep */
+                .manual = true,
+                .manual_uid = by,
+        };
+        int r;
+
+        if (e && e->start_time == start_time) {
+                /* Still what it had before any of us. */
+                n.before = e->before;
+                n.before_raw = e->before_raw;
+        }
+        snprintf(n.comm, sizeof(n.comm), "%s", comm ?: "");
+        if (asprintf(&n.rule, "SetLatencyNice by uid %u", (unsigned) by) < 0)
+                n.rule = NULL;
+        if (!n.rule || !n.rule_name) {
+                free(n.rule);
+                free(n.rule_name);
+                return log_oom();
+        }
+        r = manager_record(m, &n);
+        if (r < 0) {
+                free(n.rule);
+                free(n.rule_name);
+                return log_oom();
+        }
+        manager_prune(m);
+        return 0;
+}
+
+/*
+ * Is the file at path the executable t runs? The kernel told us its inode
+ * (BPF record), or /proc/PID/exe leads to it. An executable that was
+ * replaced while it ran (an upgrade: "/usr/bin/x (deleted)") still counts
+ * for its old path if root owns it and only root could write it.
+ */
+static bool manager_exe_is(const TaskInfo *t, const char *path, void *userdata) {
+        Manager *m = userdata;
+        struct stat want, have;
+        bool have_want;
+        char link[32];
+        size_t l;
+
+        have_want = stat(path, &want) >= 0;
+        if (have_want && t->exe_ino != 0) {
+                if (want.st_ino != t->exe_ino)
+                        return false;
+                if (want.st_dev == makedev(t->exe_dev >> 20, t->exe_dev & 0xfffff))
+                        return true;
+                /* Same inode number, another device number (btrfs subvolumes report their own): ask /proc. */
+        }
+        snprintf(link, sizeof(link), "%d/exe", (int) t->pid);
+        if (fstatat(m->proc_fd, link, &have, 0) < 0)
+                return false;
+        if (have_want && want.st_dev == have.st_dev && want.st_ino == have.st_ino)
+                return true;
+        l = strlen(path);
+        return t->exe && strncmp(t->exe, path, l) == 0 && strcmp(t->exe + l, " (deleted)") == 0 &&
+               have.st_nlink == 0 && have.st_uid == 0 && !(have.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+void manager_task_set_exe_check(Manager *m, TaskInfo *t) {
+        t->exe_is = manager_exe_is;
+        t->exe_userdata = m;
 }
 
 static void manager_restore(Manager *m, AppliedProcess *e, const char *why) {
@@ -345,15 +501,39 @@ static void manager_prune(Manager *m) {
         (void) sd_event_source_set_enabled(m->prune_defer, SD_EVENT_ONESHOT);
 }
 
+/* The same value from another rule (a re-exec into another program, a reload): only the bookkeeping changes. */
+static int manager_update_metadata(Manager *m, AppliedProcess *e, const ApplyRequest *q) {
+        char *ref, *name;
+
+        if (streq_ptr(e->rule, q->ref) && streq_ptr(e->rule_name, q->rule_name) && e->inherit == q->inherit)
+                return 0;
+        ref = strdup(q->ref);
+        name = strdup(q->rule_name);
+        if (!ref || !name) {
+                free(ref);
+                free(name);
+                return log_oom();
+        }
+        free(e->rule);
+        free(e->rule_name);
+        e->rule = ref;
+        e->rule_name = name;
+        e->inherit = q->inherit;
+        manager_state_save(m, e);
+        return 0;
+}
+
 int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec) {
         AppliedProcess *e = applied_table_get(m->applied, t->pid);
         ThreadSched before = {};
         ApplyResult res = {};
         int r;
 
-        if (e && e->latency_nice == q->latency_nice && e->via_unit == q->via_unit &&
+        if (e && e->start_time != start_time)
+                e = NULL; /* about a dead process: replaced below */
+        if (e && !e->manual && e->latency_nice == q->latency_nice && e->via_unit == q->via_unit &&
             (!q->override || applied_is_ours(&m->probe, m->proc_fd, e) != 0))
-                return 0;
+                return manager_update_metadata(m, e, q);
 
         if (m->probe.backend == BACKEND_NONE || m->options.dry_run) {
                 log_info("%s[%d]: would set LatencyNice=%d from %s (%s).", t->comm, (int) t->pid, q->latency_nice,
@@ -361,19 +541,23 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                 return 0;
         }
 
-        r = sched_thread_get(&m->probe, t->pid, &before);
-        if (r == -ESRCH) {
-                log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
-                return 0;
-        }
-        if (r < 0)
-                return log_warning_errno(r, "Failed to read %s[%d]: %m", t->comm, (int) t->pid);
-
-        if (!fresh_exec && !q->override && before.latency_nice != 0 &&
-            (!e || sched_thread_raw(&m->probe, &before) != e->raw)) {
-                log_info("%s[%d]: has LatencyNice=%d set by somebody else; %s wants %d, leaving it (Override=no).",
-                         t->comm, (int) t->pid, before.latency_nice, q->ref, q->latency_nice);
-                return 0;
+        if (!fresh_exec) {
+                /* Somebody else's value is theirs, unless the rule says Override=yes. The raw value decides:
+                 * a foreign slice a little off the default rounds to latency nice 0 and is still foreign. */
+                r = sched_thread_get(&m->probe, t->pid, &before);
+                if (r == -ESRCH) {
+                        log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
+                        return 0;
+                }
+                if (r < 0)
+                        return log_warning_errno(r, "Failed to read %s[%d]: %m", t->comm, (int) t->pid);
+                if (!q->override && !before.realtime && sched_thread_raw(&m->probe, &before) != 0 &&
+                    (!e || sched_thread_raw(&m->probe, &before) != e->raw)) {
+                        log_info("%s[%d]: has LatencyNice=%d set by somebody else; %s wants %d, leaving it "
+                                 "(Override=no).", t->comm, (int) t->pid, before.latency_nice, q->ref,
+                                 q->latency_nice);
+                        return 0;
+                }
         }
 
         r = sched_apply_process(&m->probe, m->proc_fd, t->pid, start_time, q->latency_nice, q->threads, fresh_exec,
@@ -387,12 +571,15 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                 return log_warning_errno(r, "Failed to set LatencyNice=%d on %s[%d] (%s): %m", q->latency_nice,
                                          t->comm, (int) t->pid, q->ref);
         }
+        if (fresh_exec)
+                before = res.main_before;
         m->tasks_applied += res.n_applied;
 
         {
                 AppliedProcess n = {
                         .pid = t->pid,
                         .start_time = start_time,
+                        .uid = t->uid,
                         .latency_nice = q->latency_nice,
                         .raw = sched_raw_value(&m->probe, q->latency_nice),
                         .before = e ? e->before : before.latency_nice,
@@ -404,17 +591,12 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                 };
 
                 snprintf(n.comm, sizeof(n.comm), "%s", t->comm ?: "");
-                if (!n.rule || !n.rule_name) {
+                if (!n.rule || !n.rule_name || manager_record(m, &n) < 0) {
                         free(n.rule);
                         free(n.rule_name);
                         return log_oom();
                 }
-                r = applied_table_put(m->applied, &n);
-                if (r < 0)
-                        return log_oom();
         }
-        if (m->bpf)
-                (void) exec_bpf_track(m->bpf, t->pid, true);
         manager_prune(m);
         manager_bus_emit_applied(m, t->pid, t->comm, q->latency_nice, q->rule_name);
 
@@ -436,27 +618,32 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
  * of a process we set execs a program that no rule matches, and it still
  * carries our value (inherited through fork), it gets the default back,
  * unless the parent's rule says Inherit=yes. Values somebody else set are
- * not ours to reset.
+ * not ours to reset. The parent must be the process we set, not a later
+ * one with its pid: its start time says.
  */
-static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start_time) {
+static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start) {
         AppliedProcess *parent;
         ThreadSched cur = {};
         ApplyResult res = {};
         pid_t ppid = t->ppid;
         int r;
 
-        if (ppid <= 0) {
-                /* In a child pid namespace BPF cannot name the parent in our terms. */
+        if (ppid <= 0 || parent_start == 0) {
+                /* In a child pid namespace BPF cannot name the parent in our terms; /proc can. */
                 char path[64];
-                ProcStat st;
+                ProcStat st, pst;
 
                 snprintf(path, sizeof(path), "%d/stat", (int) t->pid);
                 if (proc_stat_read(m->proc_fd, path, &st) < 0)
                         return 0;
                 ppid = st.ppid;
+                snprintf(path, sizeof(path), "%d/stat", (int) ppid);
+                if (proc_stat_read(m->proc_fd, path, &pst) < 0)
+                        return 0;
+                parent_start = pst.start_time;
         }
         parent = applied_table_get(m->applied, ppid);
-        if (!parent || parent->inherit || m->probe.backend == BACKEND_NONE)
+        if (!parent || parent->start_time != parent_start || parent->inherit || m->probe.backend == BACKEND_NONE)
                 return 0;
         r = sched_thread_get(&m->probe, t->pid, &cur);
         if (r < 0 || sched_thread_raw(&m->probe, &cur) != parent->raw)
@@ -478,14 +665,18 @@ static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start
 }
 
 /*
- * One decision for one process: the first matching process rule, else a
- * unit rule of the unit it runs in (per task, where the kernel has no cgroup
- * knob), else nothing (and a value we set earlier is restored).
+ * One decision for one process: a value somebody set through
+ * SetLatencyNice (latnicectl run, set) stays; else the first matching
+ * process rule, else a unit rule of the unit it runs in (per task, where
+ * the kernel has no cgroup knob), else nothing (and a value we set earlier
+ * is restored).
  * fresh_exec: the exec just happened, so the value the process carries is
  * inherited, not chosen for this program: apply. Otherwise a value that is
  * neither default nor ours is foreign and only replaced with Override=yes.
+ * parent_start: the parent's start time as the exec event saw it (0: ask /proc).
  */
-static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec) {
+static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start,
+                          bool fresh_exec) {
         AppliedProcess *e = applied_table_get(m->applied, t->pid);
         MatchResult mr = {};
         const Rule *rule;
@@ -494,6 +685,13 @@ static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bo
 
         if (e && e->start_time != start_time && start_time != 0) {
                 /* The pid was reused: the entry is about a dead process. */
+                manager_forget(m, t->pid);
+                e = NULL;
+        }
+        if (e && e->manual) {
+                /* An explicit choice wins over the rules, across an exec too, while it is in place. */
+                if (applied_is_ours(&m->probe, m->proc_fd, e) > 0)
+                        return 0;
                 manager_forget(m, t->pid);
                 e = NULL;
         }
@@ -513,7 +711,7 @@ static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bo
                         manager_restore(m, e, "no rule matches any more");
                         manager_forget(m, t->pid);
                 } else if (fresh_exec)
-                        return manager_reset_inherited(m, t, start_time);
+                        return manager_reset_inherited(m, t, start_time, parent_start);
                 return 0;
         }
         rule_format_ref(rule, ref, sizeof(ref));
@@ -532,7 +730,7 @@ static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bo
 /* Reads what the rules need from /proc and decides. */
 static int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
         ProcWhat what = PROC_EXE | PROC_IDS;
-        ProcTask p = {};
+        _cleanup_(proc_task_done) ProcTask p = {};
         TaskInfo t;
         int r;
 
@@ -548,14 +746,11 @@ static int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
         r = proc_task_read(m->proc_fd, pid, what, &p);
         if (r < 0)
                 return r;
-        if ((p.stat.flags & PROC_PF_KTHREAD) || p.stat.state == 'Z') {
-                proc_task_done(&p);
+        if ((p.stat.flags & PROC_PF_KTHREAD) || p.stat.state == 'Z')
                 return 0;
-        }
         proc_task_to_info(&p, &t);
-        r = manager_decide(m, &t, p.stat.start_time, fresh_exec);
-        proc_task_done(&p);
-        return r;
+        manager_task_set_exe_check(m, &t);
+        return manager_decide(m, &t, p.stat.start_time, 0, fresh_exec);
 }
 
 /* Decides the processes of a unit's subtree, as bulk work (not at SCHED_FIFO). */
@@ -569,11 +764,26 @@ int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_appli
 
 /* ---- the BPF source --------------------------------------------------- */
 
+/* argv of a record, NUL-separated words, as a NULL-terminated vector pointing into buf; true if words were left over. */
+static bool split_args(char *buf, size_t len, char **argv, size_t max) {
+        size_t n = 0, i = 0;
+
+        while (i < len && n < max - 1) {
+                argv[n++] = buf + i;
+                i += strnlen(buf + i, len - i) + 1;
+        }
+        argv[n] = NULL;
+        return i < len;
+}
+
 static int manager_on_bpf_record(void *userdata, const void *data, size_t size) {
         Manager *m = userdata;
         const struct latnice_event *ev = data;
-        char exe_buf[LATNICE_EXE_LEN + LATNICE_EXE_BASE_LEN + 2];
+        static char exe_buf[LATNICE_EXE_LEN + LATNICE_EXE_BASE_LEN + 2], args[LATNICE_ARGS_LEN + 1];
         _cleanup_(freep) char *cgroup = NULL;
+        _cleanup_(strv_freep) char **full_argv = NULL;
+        char user[256], group[256];
+        const char *exe;
         char *argv[65];
         TaskInfo t;
         uint64_t start;
@@ -586,13 +796,15 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
 
                 if (e && e->start_time == x->start_boottime / m->ns_per_tick) {
                         log_debug("%s[%u] exited, forgetting it.", e->comm, x->pid);
-                        applied_table_remove(m->applied, (pid_t) x->pid);
+                        manager_forget_full(m, (pid_t) x->pid, false);
                 }
                 return 0;
         }
-        if (ev->type != LATNICE_EVENT_EXEC || size < offsetof(struct latnice_event, args))
+        if (ev->type != LATNICE_EVENT_EXEC || size < sizeof(struct latnice_event) ||
+            ev->exe_len == 0 || (size_t) ev->exe_len + ev->args_len > size - sizeof(struct latnice_event))
                 return 0;
         m->events_seen++;
+        exe = (const char *) (ev + 1);
 
         start = ev->start_boottime / m->ns_per_tick;
         t = (TaskInfo) {
@@ -602,20 +814,25 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 .gid = ev->gid,
                 .comm = ev->comm,
                 .parent_comm = ev->parent_comm[0] ? ev->parent_comm : NULL,
+                .exe_ino = ev->exe_ino,
+                .exe_dev = ev->exe_dev,
         };
+        manager_task_set_exe_check(m, &t);
 
         /*
-         * Exe= means the binary that runs (as /proc/PID/exe shows it). The
-         * execve() path is that binary unless it went through a symlink or
-         * is relative; then ask /proc while the process still exists.
+         * The executable's path: the execve() path names the binary that runs
+         * unless it went through a symlink or is relative; then ask /proc
+         * while the process still exists. Exe= paths are checked against the
+         * file itself (manager_exe_is), so a made-up path gains nothing.
          */
         {
-                const char *base = strrchr(ev->exe, '/');
+                const char *base = strrchr(exe, '/');
 
-                if (ev->exe[0] == '/' && base && strcmp(base + 1, ev->exe_base) == 0)
-                        t.exe = ev->exe;
+                if (exe[0] == '/' && base && strcmp(base + 1, ev->exe_base) == 0 &&
+                    !(ev->flags & LATNICE_EVENT_F_EXE_TRUNC))
+                        t.exe = exe;
                 else {
-                        char link[64];
+                        char link[32];
                         ssize_t n;
 
                         snprintf(link, sizeof(link), "%u/exe", ev->pid);
@@ -623,8 +840,8 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                         if (n > 0) {
                                 exe_buf[n] = 0;
                                 t.exe = exe_buf;
-                        } else if (ev->exe[0] == '/' && base) {
-                                snprintf(exe_buf, sizeof(exe_buf), "%.*s/%s", (int) (base - ev->exe), ev->exe,
+                        } else if (exe[0] == '/' && base) {
+                                snprintf(exe_buf, sizeof(exe_buf), "%.*s/%s", (int) (base - exe), exe,
                                          ev->exe_base);
                                 t.exe = exe_buf;
                         } else
@@ -632,22 +849,28 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 }
         }
 
-        if ((ev->flags & LATNICE_EVENT_F_ARGS) && size >= sizeof(*ev)) {
-                size_t n = 0, len = ev->args_len < LATNICE_ARGS_LEN ? ev->args_len : LATNICE_ARGS_LEN;
-                static char args[LATNICE_ARGS_LEN + 1];
+        if (ev->flags & LATNICE_EVENT_F_ARGS_TRUNC) {
+                /* More words than a record holds: Cmdline= must see them all, so read /proc while we can. */
+                ProcTask p = {};
 
-                memcpy(args, ev->args, len);
-                args[len] = 0;
-                for (size_t i = 0; i < len && n < ELEMENTSOF(argv) - 1;) {
-                        argv[n++] = args + i;
-                        i += strnlen(args + i, len - i) + 1;
+                if (proc_task_read(m->proc_fd, t.pid, PROC_CMDLINE, &p) >= 0 && p.stat.start_time == start) {
+                        full_argv = TAKE_PTR(p.argv);
+                        t.argv = full_argv;
                 }
-                argv[n] = NULL;
+                proc_task_done(&p);
+        }
+        if (!t.argv && (ev->flags & LATNICE_EVENT_F_ARGS)) {
+                size_t len = ev->args_len < LATNICE_ARGS_LEN ? ev->args_len : LATNICE_ARGS_LEN;
+
+                memcpy(args, exe + ev->exe_len, len);
+                args[len] = 0;
+                t.argv_truncated = split_args(args, len, argv, ELEMENTSOF(argv)) ||
+                                   (ev->flags & LATNICE_EVENT_F_ARGS_TRUNC);
                 t.argv = argv;
         }
         if (m->needs_names) {
-                t.user = cached_name(m, ev->uid, false);
-                t.group = cached_name(m, ev->gid, true);
+                t.user = cached_name(m, ev->uid, false, user, sizeof(user));
+                t.group = cached_name(m, ev->gid, true, group, sizeof(group));
         }
         if (m->needs_cgroup) {
                 if (cgroup_id_to_path(m, ev->cgroup_id, &cgroup) < 0) {
@@ -660,7 +883,7 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 }
                 t.cgroup = cgroup;
         }
-        if (manager_decide(m, &t, start, true) > 0 && m->latency_ring) {
+        if (manager_decide(m, &t, start, ev->parent_start_boottime / m->ns_per_tick, true) > 0 && m->latency_ring) {
                 struct timespec ts;
                 uint64_t now, d;
 
@@ -950,6 +1173,14 @@ static int manager_setup_bpf(Manager *m, char **ret_reason) {
         r = exec_bpf_new(&o, manager_on_bpf_record, m, &m->bpf, ret_reason);
         if (r < 0)
                 return r;
+        /* Processes taken over from an earlier run: their exits are reported too. */
+        {
+                size_t i = 0;
+                AppliedProcess *e;
+
+                while ((e = applied_table_next(m->applied, &i)))
+                        (void) exec_bpf_track(m->bpf, e->pid, true);
+        }
         r = sd_event_add_io(m->event, &m->bpf_event_source, exec_bpf_epoll_fd(m->bpf), EPOLLIN, manager_on_bpf, m);
         if (r < 0)
                 return r;
@@ -1551,9 +1782,10 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return -ENOMEM;
         m->proc_fd = m->cgroup2_fd = m->netlink_fd = m->inotify_fd = -1;
         m->options = *o;
-        m->options.root = m->options.profile = m->options.profile_dir = NULL;
+        m->options.root = m->options.profile = m->options.profile_dir = m->options.state_dir = NULL;
         if (strdup_opt(o->root, &m->options.root) < 0 || strdup_opt(o->profile, &m->options.profile) < 0 ||
-            strdup_opt(o->profile_dir, &m->options.profile_dir) < 0)
+            strdup_opt(o->profile_dir, &m->options.profile_dir) < 0 ||
+            strdup_opt(o->state_dir, &m->options.state_dir) < 0)
                 return -ENOMEM;
         if (m->options.scan_interval_usec == 0)
                 m->options.scan_interval_usec = 1000 * 1000;
@@ -1585,6 +1817,66 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         return 0;
 }
 
+/* A record of an earlier run: adopted if its process still runs with the value we wrote. */
+static bool manager_adopt(const StateRecord *rec, uint32_t slot, void *userdata) {
+        Manager *m = userdata;
+        AppliedProcess n = {
+                .pid = rec->pid,
+                .start_time = rec->start_time,
+                .uid = rec->uid,
+                .latency_nice = rec->latency_nice,
+                .raw = rec->raw,
+                .before = rec->before,
+                .before_raw = rec->before_raw,
+                .via_unit = rec->flags & STATE_F_VIA_UNIT,
+                .inherit = rec->flags & STATE_F_INHERIT,
+                .manual = rec->flags & STATE_F_MANUAL,
+                .manual_uid = rec->manual_uid,
+                .state_slot = slot,
+        };
+
+        memcpy(n.comm, rec->comm, sizeof(n.comm));
+        n.comm[sizeof(n.comm) - 1] = 0;
+        if (rec->latency_nice < LATNICE_MIN || rec->latency_nice > LATNICE_MAX ||
+            applied_is_ours(&m->probe, m->proc_fd, &n) <= 0)
+                return false;
+        if (n.manual) {
+                if (asprintf(&n.rule, "SetLatencyNice by uid %u", (unsigned) n.manual_uid) < 0)
+                        n.rule = NULL;
+                n.rule_name = strdup("manual");
+        } else {
+                /* The start-up scan finds the rule again (or restores the value). */
+                n.rule = strdup("(set before latniced restarted)");
+                n.rule_name = strdup("");
+        }
+        if (!n.rule || !n.rule_name || applied_table_put(m->applied, &n) < 0) {
+                free(n.rule);
+                free(n.rule_name);
+                return false;
+        }
+        return true;
+}
+
+static void manager_open_state(Manager *m) {
+        _cleanup_(freep) char *boot_id = NULL;
+        StateKey key = { .backend = m->probe.backend, .base_slice_ns = m->probe.base_slice_ns };
+        int r;
+
+        if (m->options.dry_run || m->probe.backend == BACKEND_NONE)
+                return;
+        if (read_full_file(AT_FDCWD, "/proc/sys/kernel/random/boot_id", 64, &boot_id, NULL) >= 0)
+                snprintf(key.boot_id, sizeof(key.boot_id), "%.36s", boot_id);
+        r = state_file_open(m->options.state_dir ?: LATNICE_STATE_DIR, &key, manager_adopt, m, &m->state);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot keep what latniced sets in %s (%m): after a crash, values set "
+                                  "before it are left as they are.", m->options.state_dir ?: LATNICE_STATE_DIR);
+                return;
+        }
+        if (applied_table_size(m->applied) > 0)
+                log_notice("Took over %zu processes whose values an earlier latniced set.",
+                           applied_table_size(m->applied));
+}
+
 int manager_start(Manager *m) {
         int r;
 
@@ -1599,6 +1891,8 @@ int manager_start(Manager *m) {
         r = find_cgroup2(m);
         if (r < 0)
                 log_debug_errno(r, "No cgroup2 mount found, cgroup ids resolve through /proc: %m");
+
+        manager_open_state(m);
 
         r = manager_reload(m, true);
         if (r < 0)
@@ -1671,18 +1965,28 @@ int manager_run(Manager *m) {
         manager_log_latency(m);
 
         if (m->options.keep_on_exit) {
+                /* The state file stays: the next latniced takes them over. */
                 log_info("Keeping the values of %zu processes (--keep-on-exit).", applied_table_size(m->applied));
+                m->state = state_file_close(m->state, true);
                 return 0;
         }
         {
-                size_t i = 0, n = 0;
+                _cleanup_(freep) pid_t *done = calloc(applied_table_size(m->applied) + 1, sizeof(pid_t));
+                size_t i = 0, n = 0, n_done = 0;
                 AppliedProcess *e;
 
                 while ((e = applied_table_next(m->applied, &i))) {
+                        if (e->manual)
+                                continue; /* somebody's explicit choice: it stays, and so does its record */
                         if (applied_restore(&m->probe, m->proc_fd, e) > 0)
                                 n++;
+                        if (done)
+                                done[n_done++] = e->pid;
                 }
+                for (size_t k = 0; k < n_done; k++)
+                        manager_forget_full(m, done[k], false);
                 log_info("Restored the previous values of %zu processes.", n);
         }
+        m->state = state_file_close(m->state, state_file_size(m->state) > 0);
         return 0;
 }

@@ -29,6 +29,7 @@ typedef struct ManagerOptions {
         char *root;          /* rule tree prefix, NULL for / */
         char *profile;       /* --profile: overrides latniced.conf */
         char *profile_dir;   /* searched first */
+        char *state_dir;     /* what we set, across restarts (default /run/latnice) */
         bool no_profile;
         bool dry_run;
         bool keep_on_exit;
@@ -45,10 +46,14 @@ typedef struct ScanEntry {
         uint64_t start_time;
 } ScanEntry;
 
-typedef struct UidName {
+typedef struct NameCacheEntry {
+        bool used;
         uint32_t id;
-        char *name;
-} UidName;
+        char *name;          /* NULL: no such user/group (until miss_until) */
+        uint64_t miss_until;
+} NameCacheEntry;
+
+#define NAME_CACHE_SIZE 256
 
 struct ManagerBus;
 struct ManagerUnits;
@@ -73,6 +78,7 @@ typedef struct Manager {
 
         SchedProbe probe;
         AppliedTable *applied;
+        struct StateFile *state; /* the applied table on disk (state.c), NULL with --dry-run */
         int proc_fd;
         int cgroup2_fd;      /* for cgroup id -> path */
         char *cgroup2_path;
@@ -97,8 +103,7 @@ typedef struct Manager {
         sd_event_source *inotify_event_source;
         sd_event_source *reload_timer;
 
-        UidName name_cache[16];
-        unsigned name_cache_next;
+        NameCacheEntry user_cache[NAME_CACHE_SIZE], group_cache[NAME_CACHE_SIZE];
 
         /* counters, exported on D-Bus */
         uint64_t events_seen;
@@ -155,6 +160,13 @@ typedef struct ApplyRequest {
  * (see manager.c). Returns 1 if applied, 0 if left alone or gone, <0 on error.
  */
 int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec);
+
+/* Records a value set through SetLatencyNice (an explicit choice: rules leave it alone). */
+int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
+                          const ThreadSched *before, uid_t by);
+
+/* Lets Exe= paths in t be checked against the file the task really runs. */
+void manager_task_set_exe_check(Manager *m, TaskInfo *t);
 
 /* Decides the given processes (a unit's subtree) as bulk work; skip_applied: only those we have not set. */
 int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_applied);

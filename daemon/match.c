@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Rule matching. Keys are ANDed, the values of one key are alternatives;
- * a value is an exact string unless it contains glob characters. Exe= values
- * without a slash match the executable's file name; Cmdline= values match any
- * argv word or its file name, so "python3 /usr/bin/tool.py" matches
- * Cmdline=tool.py.
+ * a value is an exact string unless it contains glob characters. Cmdline=
+ * values match any argv word or its file name, so "python3 /usr/bin/tool.py"
+ * matches Cmdline=tool.py.
+ *
+ * Exe= is the one key a process cannot fake: a path names a file as latniced
+ * sees it, and matches only a task that runs that very file (the same inode,
+ * through TaskInfo.exe_is), wherever the task's own mount namespace put it.
+ * A glob path must match the executable's path and that path must be the
+ * file. A value without a slash matches the executable's file name, which
+ * anybody can choose, like Comm=.
  */
 
 #include <fnmatch.h>
@@ -33,10 +39,14 @@ static const char *basename_of(const char *p) {
         return s ? s + 1 : p;
 }
 
-static bool exe_matches(const char *pattern, const char *exe) {
+static bool exe_matches(const char *pattern, const TaskInfo *t) {
+        const char *exe = t->exe;
         char buf[4096];
         size_t l;
 
+        if (strchr(pattern, '/') && !string_is_glob(pattern) && t->exe_is)
+                /* Whatever the task's exec path or mount namespace: is it this file? (Symlinks resolve.) */
+                return t->exe_is(t, pattern, t->exe_userdata);
         if (!exe)
                 return false;
         /* The kernel appends " (deleted)" once the binary was replaced (e.g. by an upgrade). */
@@ -46,7 +56,12 @@ static bool exe_matches(const char *pattern, const char *exe) {
                 buf[l - 10] = 0;
                 exe = buf;
         }
-        return strchr(pattern, '/') ? value_matches(pattern, exe) : value_matches(pattern, basename_of(exe));
+        if (!strchr(pattern, '/'))
+                return value_matches(pattern, basename_of(exe));
+        if (!value_matches(pattern, exe))
+                return false;
+        /* A path the task's namespace may have made up: it must be this file in ours. */
+        return !t->exe_is || t->exe_is(t, exe, t->exe_userdata);
 }
 
 static bool cmdline_matches(const char *pattern, char * const *argv) {
@@ -132,7 +147,7 @@ static bool pattern_matches(MatchKey k, const char *pattern, const TaskInfo *t) 
         case MATCH_COMM:
                 return value_matches(pattern, t->comm);
         case MATCH_EXE:
-                return exe_matches(pattern, t->exe);
+                return exe_matches(pattern, t);
         case MATCH_CMDLINE:
                 return cmdline_matches(pattern, t->argv);
         case MATCH_PARENT:

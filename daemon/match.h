@@ -12,19 +12,33 @@
 
 #include "rules.h"
 
-typedef struct TaskInfo {
+typedef struct TaskInfo TaskInfo;
+
+/*
+ * Is the file at path, as latniced sees the file system, the executable
+ * the task runs (the same inode)? The caller supplies it, because it needs
+ * stat(). Without it Exe= paths are compared as strings only.
+ */
+typedef bool (*TaskExeCheck)(const TaskInfo *t, const char *path, void *userdata);
+
+struct TaskInfo {
         pid_t pid;  /* thread group id */
         pid_t ppid;
         uid_t uid;
         gid_t gid;
         const char *comm;
         const char *exe;         /* may end in " (deleted)": trimmed when matching */
+        uint64_t exe_ino;        /* the executable's inode and device (kernel dev_t), 0 if unknown */
+        uint32_t exe_dev;
+        TaskExeCheck exe_is;
+        void *exe_userdata;
         char * const *argv;      /* NULL if unknown */
         const char *parent_comm; /* NULL if unknown */
         const char *user;        /* name of uid, NULL if unknown */
         const char *group;       /* name of gid, NULL if unknown */
         const char *cgroup;      /* cgroup v2 (or name=systemd) path, NULL if unknown */
-} TaskInfo;
+        bool argv_truncated;     /* argv holds only the first words (what the BPF record had room for) */
+};
 
 typedef struct MatchResult {
         const Rule *rule;     /* the winner, NULL if none */

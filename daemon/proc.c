@@ -175,22 +175,43 @@ static int read_ids(int proc_fd, pid_t pid, uid_t *uid, gid_t *gid) {
         return 0;
 }
 
+/* NSS answers in a caller's buffer; a group with many members needs a big one (ERANGE: try bigger). */
+#define NSS_BUFFER_MAX (4 * 1024 * 1024)
+
 char *uid_to_name(uid_t uid) {
         struct passwd pw, *res = NULL;
-        char buf[1024];
 
-        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
-                return NULL;
-        return strdup(res->pw_name);
+        for (size_t size = 1024; size <= NSS_BUFFER_MAX; size *= 4) {
+                _cleanup_(freep) char *buf = malloc(size);
+                int r;
+
+                if (!buf)
+                        return NULL;
+                r = getpwuid_r(uid, &pw, buf, size, &res);
+                if (r == 0)
+                        return res ? strdup(res->pw_name) : NULL;
+                if (r != ERANGE)
+                        return NULL;
+        }
+        return NULL;
 }
 
 char *gid_to_name(gid_t gid) {
         struct group gr, *res = NULL;
-        char buf[4096];
 
-        if (getgrgid_r(gid, &gr, buf, sizeof(buf), &res) != 0 || !res)
-                return NULL;
-        return strdup(res->gr_name);
+        for (size_t size = 4096; size <= NSS_BUFFER_MAX; size *= 4) {
+                _cleanup_(freep) char *buf = malloc(size);
+                int r;
+
+                if (!buf)
+                        return NULL;
+                r = getgrgid_r(gid, &gr, buf, size, &res);
+                if (r == 0)
+                        return res ? strdup(res->gr_name) : NULL;
+                if (r != ERANGE)
+                        return NULL;
+        }
+        return NULL;
 }
 
 void proc_task_done(ProcTask *t) {

@@ -662,6 +662,7 @@ static int apply_fresh(const SchedProbe *p, int proc_fd, pid_t pid, uint64_t sta
         /* Set first: the process almost surely has one thread, and every
          * microsecond before the value lands is run time without it. */
         r = sched_thread_set_raw(p, pid, raw, &before);
+        res->main_before = before;
         snprintf(path, sizeof(path), "%d/stat", (int) pid);
         if (r == -ESRCH)
                 return -ESRCH;
@@ -726,12 +727,12 @@ int sched_apply_process(const SchedProbe *p, int proc_fd, pid_t pid, uint64_t st
         if (mode == THREADS_MAIN) {
                 if (c.zombie_leader)
                         return -ESRCH;
-                apply_account(&res, sched_thread_set_raw(p, pid, c.raw, NULL));
+                apply_account(&res, sched_thread_set_raw(p, pid, c.raw, &res.main_before));
         } else if (st.num_threads == 1 && !c.zombie_leader) {
                 /* Most processes: set the only thread, then one stat read
                  * instead of two listings. A thread born before the set is
                  * counted there; one born after it inherits the value. */
-                apply_account(&res, sched_thread_set_raw(p, pid, c.raw, NULL));
+                apply_account(&res, sched_thread_set_raw(p, pid, c.raw, &res.main_before));
                 r = read_stat_at(dir_fd, "stat", &st);
                 if (r >= 0 && st.num_threads > 1) {
                         r = sched_walk_threads(dir_fd, &pid, 1, apply_one, &c);

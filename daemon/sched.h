@@ -89,6 +89,7 @@ typedef struct ApplyResult {
         unsigned n_gone;     /* exited while we worked */
         unsigned n_failed;   /* other errors; first_error has the first */
         int first_error;     /* negative errno */
+        ThreadSched main_before; /* the main thread before the change (when it was written) */
 } ApplyResult;
 
 /*

@@ -2,27 +2,35 @@
 /*
  * The org.latnice1.Manager vtable over a socketpair, without a bus: argument
  * checking, named errors, introspection, properties and the match trace.
- * A server thread runs the vtable on a hand-built Manager; the manager's
- * actions (reload, set profile) are stubs here, so this tests the bus layer
- * alone. As root, a child that drops to nobody connects too and must be
- * refused what needs authorization (a direct connection has no polkit).
+ * A server thread runs the vtable on a hand-built Manager with this
+ * kernel's real backend; the manager's actions (reload, set profile,
+ * recording a manual value) are stubs here, so this tests the bus layer
+ * and the SetLatencyNice decision alone. As root, a child that drops to
+ * nobody connects too: it must be refused what needs authorization (a
+ * direct connection has no polkit), must not see root's processes, and
+ * must not lower threads of its own process by naming the main thread's
+ * value (the Threads=main bypass).
  */
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
 
 #include "latnice/dbus.h"
 #include "manager-bus.h"
+#include "proc.h"
 #include "tests.h"
 #include "util.h"
 
 /* ---- stubs for what manager.c does ------------------------------------ */
 
 static int stub_reload_result;
+static Backend the_backend;
 static char self_comm[32];
 static char stub_profile[64];
 
@@ -43,6 +51,17 @@ const char *source_kind_to_string(SourceKind k) {
 
 void manager_notify_ready(Manager *m) {
         m->ready = true;
+}
+
+static unsigned stub_manual_records;
+
+int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
+                          const ThreadSched *before, uid_t by) {
+        stub_manual_records++;
+        return 0;
+}
+
+void manager_task_set_exe_check(Manager *m, TaskInfo *t) {
 }
 
 /* ---- the server -------------------------------------------------------- */
@@ -172,7 +191,7 @@ static void test_properties(sd_bus *c) {
 
         ASSERT_TRUE(sd_bus_get_property_string(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Backend", &error,
                                                &s) >= 0);
-        ASSERT_STREQ(s, "none");
+        ASSERT_STREQ(s, backend_to_string(the_backend));
         free(s);
         ASSERT_TRUE(sd_bus_get_property_string(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Profile", &error,
                                                &s) >= 0);
@@ -202,8 +221,9 @@ static void test_get_task(sd_bus *c) {
         ASSERT_STREQ(call(c, &reply, "GetTask", "u", (uint32_t) getpid()), "");
         ASSERT_TRUE(sd_bus_message_read(reply, "sisssst", &comm, &value, &set_by, &rule, &ref, &backend, &start) >
                     0);
-        ASSERT_STREQ(set_by, LATNICE_SET_BY_NONE);
-        ASSERT_STREQ(backend, "none");
+        ASSERT_STREQ(set_by, LATNICE_SET_BY_RULE); /* the entry main() put in the table */
+        ASSERT_STREQ(rule, "first");
+        ASSERT_STREQ(backend, backend_to_string(the_backend));
         ASSERT_TRUE(start > 0);
         reply = sd_bus_message_unref(reply);
         /* 0 is the caller: over a socketpair, this process */
@@ -251,9 +271,30 @@ static void test_explain(sd_bus *c) {
         ASSERT_EQ(n_shadowed, 1);
 }
 
+/* Number of ListApplied entries, and whether pid is one of them. */
+static unsigned list_applied(sd_bus *c, pid_t pid, bool *ret_found) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *comm, *rule, *ref;
+        uint32_t p;
+        int32_t v;
+        unsigned n = 0;
+
+        *ret_found = false;
+        ASSERT_STREQ(call(c, &reply, "ListApplied", NULL), "");
+        ASSERT_TRUE(sd_bus_message_enter_container(reply, 'a', "(usiss)") > 0);
+        while (sd_bus_message_read(reply, "(usiss)", &p, &comm, &v, &rule, &ref) > 0) {
+                ASSERT_TRUE(utf8_is_valid(comm));
+                if ((pid_t) p == pid)
+                        *ret_found = true;
+                n++;
+        }
+        return n;
+}
+
 static void test_lists(sd_bus *c) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *name, *path;
+        bool found;
         int active;
         unsigned n = 0;
 
@@ -268,7 +309,9 @@ static void test_lists(sd_bus *c) {
         reply = sd_bus_message_unref(reply);
         ASSERT_STREQ(call(c, &reply, "ListRules", NULL), "");
         reply = sd_bus_message_unref(reply);
-        ASSERT_STREQ(call(c, &reply, "ListApplied", NULL), "");
+        /* root sees every entry: ours, and the one with a name no UTF-8 decoder takes (escaped) */
+        ASSERT_EQ(list_applied(c, getpid(), &found), 2);
+        ASSERT_TRUE(found);
 }
 
 static void test_changes_as_root(sd_bus *c) {
@@ -285,9 +328,17 @@ static void test_changes_as_root(sd_bus *c) {
                      LATNICE_ERROR_INVALID_VALUE);
         ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) 4294967295U, (int32_t) 1),
                      LATNICE_ERROR_INVALID_PID);
-        /* this Manager's backend is none */
-        ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 1),
-                     LATNICE_ERROR_NOT_SUPPORTED);
+        if (the_backend == BACKEND_NONE)
+                ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 1),
+                             LATNICE_ERROR_NOT_SUPPORTED);
+        else {
+                unsigned before = stub_manual_records;
+
+                /* root lowers and raises, and the value is recorded as manual */
+                ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) -4), "");
+                ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 0), "");
+                ASSERT_EQ(stub_manual_records, before + 2);
+        }
 
         if (geteuid() != 0)
                 return;
@@ -303,11 +354,52 @@ static void test_changes_as_root(sd_bus *c) {
         ASSERT_STREQ(call(c, NULL, "SetProfile", "s", "broken"), LATNICE_ERROR_RELOAD_FAILED);
 }
 
-/* As nobody, on its own connection: what needs authorization is refused. */
-static int unprivileged_child(const struct sockaddr_un *sa, socklen_t salen) {
+static void *sleeper(void *p) {
+        /* setresuid() interrupts every thread (glibc's SIGSETXID): keep pausing */
+        for (;;)
+                pause();
+        return NULL;
+}
+
+static int thread_value(pid_t tid) {
+        SchedProbe p = { .backend = the_backend };
+        ThreadSched t;
+
+        sched_probe("/sys/kernel/btf/vmlinux", &p);
+        ASSERT_EQ(sched_thread_get(&p, tid, &t), 0);
+        return t.latency_nice;
+}
+
+/* As nobody, on its own connection: what needs authorization is refused, other users' processes are hidden. */
+static int unprivileged_child(const struct sockaddr_un *sa, socklen_t salen, pid_t root_pid) {
+        pthread_t th;
+        pid_t main_tid = (pid_t) syscall(SYS_gettid), other_tid = 0;
+        bool found;
         sd_bus *c;
         int fd;
 
+        /* What a Threads=main rule leaves behind: the main thread at -10 (set while still root), another at 0. */
+        if (the_backend != BACKEND_NONE) {
+                SchedProbe p;
+
+                sched_probe("/sys/kernel/btf/vmlinux", &p);
+                ASSERT_EQ(sched_thread_set(&p, main_tid, -10, NULL), 0);
+                ASSERT_EQ(pthread_create(&th, NULL, sleeper, NULL), 0);
+                for (int i = 0; i < 1000 && other_tid == 0; i++) {
+                        _cleanup_(freep) pid_t *tids = NULL;
+                        _cleanup_(closep) int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        int n = proc_list_tasks(proc, getpid(), &tids);
+
+                        for (int k = 0; k < n; k++)
+                                if (tids[k] != main_tid)
+                                        other_tid = tids[k];
+                        if (other_tid == 0)
+                                usleep(1000);
+                }
+                ASSERT_TRUE(other_tid > 0);
+                /* new threads inherit: put the other one back to 0 */
+                ASSERT_EQ(sched_thread_set(&p, other_tid, 0, NULL), 0);
+        }
         if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
                 return 2;
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -320,9 +412,45 @@ static int unprivileged_child(const struct sockaddr_un *sa, socklen_t salen) {
         ASSERT_STREQ(call(c, NULL, "SetProfile", "s", "no such"), LATNICE_ERROR_INVALID_PROFILE_NAME);
         ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 99),
                      LATNICE_ERROR_INVALID_VALUE);
-        /* reading is open */
+        /* its own processes: open */
         ASSERT_STREQ(call(c, NULL, "GetTask", "u", (uint32_t) getpid()), "");
+        ASSERT_STREQ(call(c, NULL, "Explain", "u", (uint32_t) getpid()), "");
         ASSERT_STREQ(call(c, NULL, "ListProfiles", NULL), "");
+        /* root's: nothing about them, by pid or by pidfd, and not in the list */
+        ASSERT_STREQ(call(c, NULL, "GetTask", "u", (uint32_t) root_pid), LATNICE_ERROR_NOT_YOUR_PROCESS);
+        ASSERT_STREQ(call(c, NULL, "Explain", "u", (uint32_t) root_pid), LATNICE_ERROR_NOT_YOUR_PROCESS);
+        {
+                _cleanup_(closep) int pidfd = pidfd_open(root_pid, 0);
+
+                ASSERT_TRUE(pidfd >= 0);
+                ASSERT_STREQ(call(c, NULL, "GetTaskByPIDFD", "h", pidfd), LATNICE_ERROR_NOT_YOUR_PROCESS);
+                ASSERT_STREQ(call(c, NULL, "ExplainByPIDFD", "h", pidfd), LATNICE_ERROR_NOT_YOUR_PROCESS);
+        }
+        ASSERT_EQ(list_applied(c, root_pid, &found), 0);
+        ASSERT_TRUE(!found);
+
+        if (the_backend != BACKEND_NONE) {
+                /* -10 is what the main thread has, but the other thread would be lowered from 0: refused */
+                ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) -10),
+                             LATNICE_ERROR_ACCESS_DENIED);
+                ASSERT_EQ(thread_value(other_tid), 0);
+                ASSERT_EQ(thread_value(main_tid), -10);
+                /* the pidfd variant decides the same */
+                {
+                        _cleanup_(closep) int pidfd = pidfd_open(getpid(), 0);
+
+                        ASSERT_STREQ(call(c, NULL, "SetLatencyNiceByPIDFD", "hi", pidfd, (int32_t) -10),
+                                     LATNICE_ERROR_ACCESS_DENIED);
+                        ASSERT_EQ(thread_value(other_tid), 0);
+                        /* raising every thread needs nothing */
+                        ASSERT_STREQ(call(c, NULL, "SetLatencyNiceByPIDFD", "hi", pidfd, (int32_t) 5), "");
+                }
+                ASSERT_EQ(thread_value(other_tid), 5);
+                ASSERT_EQ(thread_value(main_tid), 5);
+                /* and another user's process needs authorization even to raise */
+                ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) root_pid, (int32_t) 19),
+                             LATNICE_ERROR_ACCESS_DENIED);
+        }
         sd_bus_flush_close_unref(c);
         return 0;
 }
@@ -358,8 +486,9 @@ int main(void) {
         m->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(m->proc_fd >= 0);
         m->applied = applied_table_new();
-        m->probe.backend = BACKEND_NONE; /* deterministic, and nothing gets applied */
-        snprintf(m->probe.reason, sizeof(m->probe.reason), "unit test");
+        /* This kernel's backend: the SetLatencyNice decision runs against real threads. */
+        sched_probe("/sys/kernel/btf/vmlinux", &m->probe);
+        the_backend = m->probe.backend;
         m->source = SOURCE_SCAN;
         m->events_seen = 42;
         m->options.profile_dir = test_path(dir, "profiles");
@@ -378,6 +507,24 @@ int main(void) {
         ASSERT_EQ(r, 0);
         ASSERT_EQ(m->rules->n_rules, 2);
         ASSERT_EQ(m->rules->n_errors, 1);
+        {
+                /* The table as the daemon keeps it: this (root's) process, and one named with a byte
+                 * sequence that is not UTF-8 (comm cut in the middle of a character, or \xff). */
+                ProcStat st;
+                AppliedProcess e = { .pid = getpid(), .uid = getuid(), .latency_nice = 0, .state_slot = STATE_SLOT_NONE };
+                AppliedProcess bad = { .pid = 0x7ffffff0, .uid = 0, .latency_nice = 3, .state_slot = STATE_SLOT_NONE };
+
+                ASSERT_EQ(proc_stat_read(m->proc_fd, "self/stat", &st), 0);
+                e.start_time = st.start_time;
+                snprintf(e.comm, sizeof(e.comm), "%s", self_comm);
+                e.rule = strdup("[Process first] test.conf:1");
+                e.rule_name = strdup("first");
+                ASSERT_EQ(applied_table_put(m->applied, &e), 0);
+                memcpy(bad.comm, "ibus-engine-\xff\xc3", 15);
+                bad.rule = strdup("[Process ibus] test.conf:9");
+                bad.rule_name = strdup("ibus\xfe");
+                ASSERT_EQ(applied_table_put(m->applied, &bad), 0);
+        }
 
         ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, pair), 0);
         s.m = m;
@@ -407,7 +554,7 @@ int main(void) {
 
                 ASSERT_TRUE(pid >= 0);
                 if (pid == 0)
-                        _exit(unprivileged_child(&sa, salen));
+                        _exit(unprivileged_child(&sa, salen, getppid()));
                 ASSERT_EQ(waitpid(pid, &status, 0), pid);
                 ASSERT_TRUE(WIFEXITED(status));
                 ASSERT_EQ(WEXITSTATUS(status), 0);

@@ -100,8 +100,12 @@ class Daemon:
         self.log = open(os.path.join(root, "latniced.log"), "w+")
 
     def start(self):
+        extra = []
+        # a private state directory (older builds have no --state-dir)
+        if "--state-dir" in subprocess.run([self.args.latniced, "--help"], capture_output=True, text=True).stdout:
+            extra = ["--state-dir", os.path.join(self.root, "state")]
         self.proc = subprocess.Popen([self.args.latniced, "--root", self.root, "--no-profile", "--no-bus",
-                                      "--log-level", "notice"] + self.args.daemon_arg,
+                                      "--log-level", "notice"] + extra + self.args.daemon_arg,
                                      stdout=self.log, stderr=subprocess.STDOUT)
         # READY is when the startup scan is done: wait for the daemon to be idle
         deadline = time.time() + 20

@@ -34,6 +34,12 @@ bool want_args = false;
 __u32 filter_flags = 0; /* LATNICE_FILTER_F_*: which maps have entries */
 /* Set here when the ring buffer was full; user space reads and clears it without a syscall. */
 bool lost_pending = false;
+/*
+ * An exit record went in without waking user space. The ring buffer wakes
+ * the reader only for a record at the reader's position, so the next exec
+ * record, which lies behind it, must force the wakeup.
+ */
+bool quiet_exit_queued = false;
 
 enum {
         COUNTER_EXECS,   /* every exec seen */
@@ -53,6 +59,14 @@ struct {
         __uint(type, BPF_MAP_TYPE_RINGBUF);
         __uint(max_entries, 64 * 1024); /* set by user space: EXEC_BPF_RINGBUF_DEFAULT */
 } events SEC(".maps");
+
+/* Where a record is built before it is copied into the ring buffer at its real length. */
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, struct latnice_event_buf);
+} scratch SEC(".maps");
 
 struct {
         __uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -220,8 +234,11 @@ static __always_inline bool prefilter(struct task_struct *task, const char *comm
 
 static __always_inline int handle_exec(struct task_struct *task, const char *filename) {
         char comm[LATNICE_COMM_LEN] = {};
+        struct latnice_event_buf *b;
         struct latnice_event *e;
-        __u32 pid, tgid;
+        __u32 pid, tgid, zero = 0;
+        __u64 size;
+        long n;
 
         count(COUNTER_EXECS);
         bpf_get_current_comm(comm, sizeof(comm));
@@ -229,19 +246,10 @@ static __always_inline int handle_exec(struct task_struct *task, const char *fil
                 return 0;
         if (!current_ids(&pid, &tgid))
                 return 0;
-
-        /* argv only when a Cmdline= rule needs it: most records are half the size. */
-        bool args = want_args;
-        if (args)
-                e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-        else
-                e = bpf_ringbuf_reserve(&events, offsetof(struct latnice_event, args), 0);
-        if (!e) {
-                count(COUNTER_DROPPED);
-                lost_pending = true;
+        b = bpf_map_lookup_elem(&scratch, &zero);
+        if (!b)
                 return 0;
-        }
-        count(COUNTER_EVENTS);
+        e = &b->ev;
 
         __u64 ug = bpf_get_current_uid_gid();
         e->type = LATNICE_EVENT_EXEC;
@@ -251,36 +259,74 @@ static __always_inline int handle_exec(struct task_struct *task, const char *fil
         e->ppid = ns_translate ? 0 : BPF_CORE_READ(task, real_parent, tgid);
         e->uid = (__u32) ug;
         e->gid = ug >> 32;
-        e->args_len = 0;
         e->start_boottime = BPF_CORE_READ(task, start_boottime);
+        e->parent_start_boottime = BPF_CORE_READ(task, real_parent, start_boottime);
         e->cgroup_id = bpf_get_current_cgroup_id();
         e->ktime = bpf_ktime_get_ns();
+        e->exe_ino = 0;
+        e->exe_dev = 0;
+        e->reserved = 0;
         __builtin_memcpy(e->comm, comm, sizeof(comm));
         e->parent_comm[0] = 0;
         BPF_CORE_READ_STR_INTO(&e->parent_comm, task, real_parent, comm);
         e->exe_base[0] = 0;
         read_exe_base(task, e->exe_base);
-        e->exe[0] = 0;
-        if (filename && bpf_probe_read_kernel_str(e->exe, sizeof(e->exe), filename) == sizeof(e->exe))
-                e->flags |= LATNICE_EVENT_F_EXE_TRUNC;
+        {
+                /* The file the kernel runs, whatever path or mount namespace led to it. */
+                struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
 
-        if (args) {
+                if (inode) {
+                        e->exe_ino = BPF_CORE_READ(inode, i_ino);
+                        e->exe_dev = BPF_CORE_READ(inode, i_sb, s_dev);
+                }
+        }
+
+        n = filename ? bpf_probe_read_kernel_str(b->data, LATNICE_EXE_LEN, filename) : 0;
+        if (n <= 0) {
+                b->data[0] = 0;
+                n = 1;
+        } else if (n == LATNICE_EXE_LEN)
+                e->flags |= LATNICE_EVENT_F_EXE_TRUNC;
+        e->exe_len = (__u16) n;
+        e->args_len = 0;
+
+        /* argv only when a Cmdline= rule needs it: most records are a few hundred bytes less. */
+        if (want_args) {
                 struct mm_struct *mm = BPF_CORE_READ(task, mm);
                 unsigned long start = BPF_CORE_READ(mm, arg_start), end = BPF_CORE_READ(mm, arg_end);
                 unsigned long len = end - start;
+                __u32 off = e->exe_len & (LATNICE_EXE_LEN - 1);
 
                 if (end > start) {
                         if (len > LATNICE_ARGS_LEN) {
                                 len = LATNICE_ARGS_LEN;
                                 e->flags |= LATNICE_EVENT_F_ARGS_TRUNC;
                         }
-                        if (bpf_probe_read_user(e->args, len & (2 * LATNICE_ARGS_LEN - 1), (void *) start) == 0) {
-                                e->args_len = len;
+                        len &= 2 * LATNICE_ARGS_LEN - 1;
+                        if (len > LATNICE_ARGS_LEN)
+                                len = LATNICE_ARGS_LEN;
+                        if (bpf_probe_read_user(b->data + off, len, (void *) start) == 0) {
+                                e->args_len = (__u16) len;
                                 e->flags |= LATNICE_EVENT_F_ARGS;
                         }
                 }
         }
-        bpf_ringbuf_submit(e, 0);
+
+        size = sizeof(struct latnice_event) + (e->exe_len & (LATNICE_EXE_LEN - 1)) +
+               (e->args_len & (2 * LATNICE_ARGS_LEN - 1));
+        if (size > sizeof(struct latnice_event_buf))
+                size = sizeof(struct latnice_event_buf);
+        __u64 wake = 0;
+        if (quiet_exit_queued) {
+                quiet_exit_queued = false;
+                wake = BPF_RB_FORCE_WAKEUP;
+        }
+        if (bpf_ringbuf_output(&events, b, size, wake) < 0) {
+                count(COUNTER_DROPPED);
+                lost_pending = true;
+                return 0;
+        }
+        count(COUNTER_EVENTS);
         return 0;
 }
 
@@ -299,11 +345,19 @@ int exec_tp(struct trace_event_raw_sched_process_exec *ctx) {
 static __always_inline int handle_exit(struct task_struct *task) {
         struct latnice_exit_event *e;
         __u32 pid, tgid;
+        __u64 flags = BPF_RB_NO_WAKEUP;
 
         /* Most exits skip the hash lookup: the daemon only tracks tasks it gave a value. */
         if (!has_custom_value(task, true))
                 return 0;
-        if (!current_ids(&pid, &tgid) || pid != tgid)
+        /*
+         * The process ends with its last thread, which need not be the
+         * leader (a main thread may pthread_exit() early): do_exit() counts
+         * down signal->live before this tracepoint.
+         */
+        if (BPF_CORE_READ(task, signal, live.counter) != 0)
+                return 0;
+        if (!current_ids(&pid, &tgid))
                 return 0;
         if (!bpf_map_lookup_elem(&tracked, &tgid))
                 return 0;
@@ -317,8 +371,13 @@ static __always_inline int handle_exit(struct task_struct *task) {
         e->flags = 0;
         e->pid = tgid;
         e->tid = pid;
-        e->start_boottime = BPF_CORE_READ(task, start_boottime);
-        bpf_ringbuf_submit(e, 0);
+        e->start_boottime = BPF_CORE_READ(task, group_leader, start_boottime);
+        /* Nobody waits for an exit: it rides along with the next wakeup, unless the buffer fills up. */
+        if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 4)
+                flags = BPF_RB_FORCE_WAKEUP;
+        else
+                quiet_exit_queued = true;
+        bpf_ringbuf_submit(e, flags);
         return 0;
 }
 

@@ -12,9 +12,9 @@
 #endif
 
 #define LATNICE_COMM_LEN 16
-#define LATNICE_EXE_LEN 256
+#define LATNICE_EXE_LEN 1024  /* the execve() path kept in a record, with its NUL (powers of two: */
 #define LATNICE_EXE_BASE_LEN 32
-#define LATNICE_ARGS_LEN 512
+#define LATNICE_ARGS_LEN 2048 /* the verifier bounds offsets with masks) */
 
 enum latnice_event_type {
         LATNICE_EVENT_EXEC = 1,
@@ -27,6 +27,12 @@ enum latnice_event_flags {
         LATNICE_EVENT_F_EXE_TRUNC = 1 << 2,
 };
 
+/*
+ * An exec record is as long as what it carries: the fixed part, then right
+ * after it the execve() path (exe_len bytes with its NUL) and, when a
+ * Cmdline= rule needs them, the argv words (args_len bytes, NUL-separated).
+ * Most records are under 200 bytes, so the ring buffer holds many.
+ */
 struct latnice_event {
         __u32 type;
         __u32 flags;
@@ -35,15 +41,25 @@ struct latnice_event {
         __u32 ppid; /* 0 when latniced runs in a child pid namespace */
         __u32 uid;
         __u32 gid;
-        __u32 args_len;
-        __u64 start_boottime; /* ns since boot: /proc/PID/stat field 22 * (1e9 / USER_HZ) */
-        __u64 cgroup_id;      /* cgroup v2 id (inode of its directory) */
-        __u64 ktime;          /* bpf_ktime_get_ns() when the exec finished */
+        __u16 exe_len;
+        __u16 args_len;
+        __u64 start_boottime;        /* ns since boot: /proc/PID/stat field 22 * (1e9 / USER_HZ) */
+        __u64 parent_start_boottime; /* the same of the parent: a reused parent pid is another process */
+        __u64 cgroup_id;             /* cgroup v2 id (inode of its directory) */
+        __u64 ktime;                 /* bpf_ktime_get_ns() when the exec finished */
+        __u64 exe_ino;               /* the binary that runs (mm->exe_file): inode ... */
+        __u32 exe_dev;               /* ... and its file system's kernel dev_t (MAJOR << 20 | MINOR) */
+        __u32 reserved;
         char comm[LATNICE_COMM_LEN];
         char parent_comm[LATNICE_COMM_LEN];
-        char exe_base[LATNICE_EXE_BASE_LEN]; /* file name of the binary that runs (mm->exe_file) */
-        char exe[LATNICE_EXE_LEN];           /* path passed to execve() (bprm->filename) */
-        char args[LATNICE_ARGS_LEN];
+        char exe_base[LATNICE_EXE_BASE_LEN]; /* file name of the binary that runs */
+        /* followed by exe_len + args_len bytes of data */
+};
+
+/* The largest record: what the BPF side builds it in. */
+struct latnice_event_buf {
+        struct latnice_event ev;
+        char data[LATNICE_EXE_LEN + LATNICE_ARGS_LEN];
 };
 
 /* Sent when a process the daemon tracks exits. Starts like latnice_event. */

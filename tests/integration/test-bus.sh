@@ -162,10 +162,14 @@ for p in Version Backend BackendReason EventSource Profile RuleFiles RuleErrors 
         check "nobody reads $p" as_nobody busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager "$p"
 done
 check "nobody introspects" as_nobody busctl introspect org.latnice1 /org/latnice1
-check "nobody calls GetTask" as_nobody busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u "$SLEEPER"
-check "nobody calls ListApplied, Explain, ListRules, ListProfiles" as_nobody sh -c "
+check "nobody calls GetTask on its own process" as_nobody busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u "$NB"
+out=$(call_nobody GetTask u "$SLEEPER")
+check "nobody: GetTask of root's process is NotYourProcess (got: $out)" expect_error org.latnice1.Error.NotYourProcess "$out"
+out=$(call_nobody Explain u "$SLEEPER")
+check "nobody: Explain of root's process is NotYourProcess (got: $out)" expect_error org.latnice1.Error.NotYourProcess "$out"
+check "nobody calls ListApplied, Explain (own), ListRules, ListProfiles" as_nobody sh -c "
         busctl call org.latnice1 /org/latnice1 org.latnice1.Manager ListApplied &&
-        busctl call org.latnice1 /org/latnice1 org.latnice1.Manager Explain u $SLEEPER &&
+        busctl call org.latnice1 /org/latnice1 org.latnice1.Manager Explain u $NB &&
         busctl call org.latnice1 /org/latnice1 org.latnice1.Manager ListRules &&
         busctl call org.latnice1 /org/latnice1 org.latnice1.Manager ListProfiles"
 profile=$(in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager Profile)
@@ -228,12 +232,12 @@ check "latnicectl list shows the sleeper with 5" grep -qE "^ *$SLEEPER +sleep +5
 check "latnicectl --json list has the sleeper" $PY -c "
 import json, sys; d = json.loads(sys.argv[1]); assert any(e['pid'] == int(sys.argv[2]) and e['latency_nice'] == 5 for e in d), d" \
         "$(in_ "$CTL" list --json)" "$SLEEPER"
-g=$(as_nobody "$CTL" get "$SLEEPER")
-check "latnicectl get (nobody) names the rule" grep -q "PID $SLEEPER (sleep): latency nice 5, set by latniced: \[Process sleepers\]" <<< "$g"
+g=$(in_ "$CTL" get "$SLEEPER")
+check "latnicectl get names the rule" grep -q "PID $SLEEPER (sleep): latency nice 5, set by latniced: \[Process sleepers\]" <<< "$g"
 check "latnicectl --json get agrees with GetTask" $PY -c "
 import json, sys; d = json.loads(sys.argv[1]); assert d[0]['latency_nice'] == 5 and d[0]['set_by'] == 'rule', d" \
         "$(in_ "$CTL" --json get "$SLEEPER")"
-ex=$(as_nobody "$CTL" explain "$SLEEPER")
+ex=$(in_ "$CTL" explain "$SLEEPER")
 check "latnicectl explain: matched sleepers" grep -q "^Matched:  \[Process sleepers\] .*50-test.conf:1 -> LatencyNice=5" <<< "$ex"
 check "latnicectl explain: shadowed sleepers-too" grep -q "^Shadowed: \[Process sleepers-too\] .*50-test.conf:5 -> LatencyNice=7" <<< "$ex"
 check "latnicectl set as nobody raises its own process" as_nobody "$CTL" set -l 8 -p "$NB"

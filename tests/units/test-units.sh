@@ -269,7 +269,7 @@ EOF
 dbus-daemon --session --address="unix:path=$WORK/bus" --nofork --nopidfile >/dev/null 2>&1 &
 pids_host+=($!)
 eventually 5 test -S "$WORK/bus" >/dev/null
-DBUS_SYSTEM_BUS_ADDRESS="unix:path=$WORK/bus" "$LATNICED" --root="$WORK/nosd" --no-profile \
+DBUS_SYSTEM_BUS_ADDRESS="unix:path=$WORK/bus" "$LATNICED" --root="$WORK/nosd" --state-dir="$WORK/nosd-state" --no-profile \
         > "$WORK/nosd.log" 2>&1 &
 lpid=$!
 pids_host+=($lpid)

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Who may do what through org.latnice1, decided without the bus: pure
+ * functions of the caller's uid and the target process's ids and values,
+ * so that the policy is tested on its own (tests/test-authz.c).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* May the caller see this process's details (command line, cgroup, threads)? Root, or its real or effective uid. */
+bool authz_owns(uid_t caller, uid_t ruid, uid_t euid);
+
+typedef enum AuthzSet {
+        AUTHZ_SET_FREE,  /* nothing to ask: raising (or keeping) one's own process, or root */
+        AUTHZ_SET_LOWER, /* polkit org.latnice1.set-latency-nice: a thread of one's own gets a lower value */
+        AUTHZ_SET_ANY,   /* polkit org.latnice1.set-latency-nice-any: another user's process */
+} AuthzSet;
+
+/*
+ * What SetLatencyNice(value) needs, from the current value of *every*
+ * thread the call would write (current[0..n)): a thread whose value is
+ * higher than the new one is lowered, whatever its main thread has.
+ */
+AuthzSet authz_set_latency_nice(uid_t caller, uid_t ruid, uid_t euid, const int *current, size_t n, int value);
+
+/* May this thread be written by a call that is allowed to raise only? */
+static inline bool authz_raise_only_ok(int current, int value) {
+        return value >= current;
+}

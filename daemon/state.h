@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What latniced set, kept where a crash cannot take it: a file of
+ * fixed-size records in the state directory (/run/latnice, a tmpfs),
+ * mapped shared into memory. Writing a record is a store into the page
+ * cache, no system call, so a matched exec costs nothing extra; a
+ * SIGKILL loses nothing that was written. After a restart the records of
+ * processes that still run with the value we wrote are adopted again, so
+ * restores and Inherit=no resets keep working (Restart=on-failure,
+ * --keep-on-exit). I/O, no logging.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "applied.h"
+
+enum {
+        STATE_F_VIA_UNIT = 1 << 0,
+        STATE_F_INHERIT = 1 << 1,
+        STATE_F_MANUAL = 1 << 2,
+};
+
+typedef struct StateRecord {
+        uint32_t valid; /* STATE_RECORD_VALID once the rest is written */
+        int32_t pid;
+        uint64_t start_time;
+        uint64_t raw;
+        uint64_t before_raw;
+        uint32_t uid;
+        uint32_t manual_uid;
+        int16_t latency_nice;
+        int16_t before;
+        uint16_t flags;
+        uint16_t reserved;
+        char comm[16];
+} StateRecord;
+
+#define STATE_RECORD_VALID 0x4c4e5231U /* "LNR1" */
+
+typedef struct StateFile StateFile;
+
+/* What the records are about: a record from another backend or boot means nothing. */
+typedef struct StateKey {
+        uint32_t backend;
+        uint64_t base_slice_ns;
+        char boot_id[40];
+} StateKey;
+
+/*
+ * Opens (creating dir and file) dir/applied. Records of an earlier run with
+ * the same key are offered to adopt() one by one; those it keeps stay, at
+ * the slot it is told (records are kept dense, in order), the others are
+ * dropped. A file with another key is emptied.
+ */
+typedef bool (*StateAdopt)(const StateRecord *r, uint32_t slot, void *userdata);
+int state_file_open(const char *dir, const StateKey *key, StateAdopt adopt, void *userdata, StateFile **ret);
+
+/* The file is done with: unlink it (nothing left to remember), or keep it for the next run. */
+StateFile *state_file_close(StateFile *f, bool keep);
+
+size_t state_file_size(const StateFile *f);
+
+/* Appends a record; its slot, or STATE_SLOT_NONE if the file cannot grow. */
+uint32_t state_file_add(StateFile *f, const StateRecord *r);
+/* Rewrites a slot. */
+void state_file_update(StateFile *f, uint32_t slot, const StateRecord *r);
+/*
+ * Drops a slot. The last record moves into it (the file stays dense):
+ * returns the pid of the record that moved (its owner must learn the new
+ * slot), 0 if none did.
+ */
+pid_t state_file_remove(StateFile *f, uint32_t slot);
+
+/* A record for an applied-table entry. */
+void state_record_from_applied(const AppliedProcess *e, StateRecord *ret);

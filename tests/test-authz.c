@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The SetLatencyNice and visibility decisions, alone. */
+
+#include "authz.h"
+#include "tests.h"
+
+static void test_owns(void) {
+        ASSERT_TRUE(authz_owns(0, 1000, 1000));
+        ASSERT_TRUE(authz_owns(1000, 1000, 0));    /* a setuid-root program started by 1000 */
+        ASSERT_TRUE(authz_owns(1000, 0, 1000));
+        ASSERT_TRUE(!authz_owns(1000, 0, 0));
+        ASSERT_TRUE(!authz_owns(65534, 1000, 1000));
+}
+
+static void test_set(void) {
+        /* Threads=main gave the main thread -10, the others kept 0: asking for -10 lowers them. */
+        int main_only[] = { -10, 0, 0, 0 };
+        int all_low[] = { -10, -10 };
+        int mixed[] = { 5, 19, 0 };
+
+        ASSERT_EQ(authz_set_latency_nice(1000, 1000, 1000, main_only, 4, -10), AUTHZ_SET_LOWER);
+        ASSERT_EQ(authz_set_latency_nice(1000, 1000, 1000, main_only, 1, -10), AUTHZ_SET_FREE);
+        ASSERT_EQ(authz_set_latency_nice(1000, 1000, 1000, all_low, 2, -10), AUTHZ_SET_FREE);
+        ASSERT_EQ(authz_set_latency_nice(1000, 1000, 1000, all_low, 2, 3), AUTHZ_SET_FREE);
+        /* a thread at 19 is lowered by 5, although the main thread is raised */
+        ASSERT_EQ(authz_set_latency_nice(1000, 1000, 1000, mixed, 3, 5), AUTHZ_SET_LOWER);
+        ASSERT_EQ(authz_set_latency_nice(1000, 1000, 1000, mixed, 3, 19), AUTHZ_SET_FREE);
+        /* another user's process: always the "any" action, raising or not */
+        ASSERT_EQ(authz_set_latency_nice(1000, 0, 0, all_low, 2, 19), AUTHZ_SET_ANY);
+        ASSERT_EQ(authz_set_latency_nice(0, 1000, 1000, main_only, 4, -20), AUTHZ_SET_FREE);
+        /* no threads read (a zombie): nothing is lowered */
+        ASSERT_EQ(authz_set_latency_nice(1000, 1000, 1000, NULL, 0, -20), AUTHZ_SET_FREE);
+        ASSERT_TRUE(authz_raise_only_ok(0, 0));
+        ASSERT_TRUE(!authz_raise_only_ok(0, -1));
+}
+
+int main(void) {
+        test_owns();
+        test_set();
+        printf("test-authz: ok\n");
+        return 0;
+}
