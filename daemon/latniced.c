@@ -181,9 +181,13 @@ static int run(int argc, char **argv) {
         if (r <= 0)
                 return r;
 
-        /* BPF maps count against RLIMIT_MEMLOCK on kernels before 5.11. */
-        rl = (struct rlimit) { RLIM_INFINITY, RLIM_INFINITY };
-        (void) setrlimit(RLIMIT_MEMLOCK, &rl);
+        /* BPF maps count against RLIMIT_MEMLOCK on kernels before 5.11 (the unit sets LimitMEMLOCK=). */
+        if (getrlimit(RLIMIT_MEMLOCK, &rl) >= 0 && rl.rlim_cur != RLIM_INFINITY) {
+                rl = (struct rlimit) { RLIM_INFINITY, RLIM_INFINITY };
+                if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+                        log_info_errno(-errno, "Cannot raise RLIMIT_MEMLOCK (%m); on kernels before 5.11 the BPF "
+                                       "maps may not fit: set LimitMEMLOCK=infinity for latniced.");
+        }
 
         sigemptyset(&ss);
         sigaddset(&ss, SIGTERM);

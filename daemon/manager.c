@@ -22,6 +22,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "cgroup.h"
+#include "dir-watch.h"
 #include "exec-netlink.h"
 #include "log.h"
 #include "manager-bus.h"
@@ -56,6 +57,8 @@ SourceKind source_kind_from_string(const char *s) {
 
 typedef struct ScanJob ScanJob;
 static ScanJob *scan_job_free(ScanJob *j);
+static void manager_arm_name_retry(Manager *m, bool on);
+static int manager_refresh_watches(Manager *m);
 static void name_cache_flush(Manager *m);
 static void manager_prune(Manager *m);
 
@@ -77,8 +80,8 @@ Manager *manager_free(Manager *m) {
         sd_event_source_unref(m->bus_retry_timer);
         sd_event_source_unref(m->reload_timer);
         sd_event_source_unref(m->inotify_event_source);
-        if (m->inotify_fd >= 0)
-                close(m->inotify_fd);
+        dir_watch_free(m->dir_watch);
+        sd_event_source_unref(m->name_retry_timer);
         sd_event_source_unref(m->scan_defer);
         scan_job_free(m->scan_job);
         sd_event_source_unref(m->prune_defer);
@@ -588,6 +591,8 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                         .rule_name = strdup(q->rule_name),
                         .via_unit = q->via_unit,
                         .inherit = q->inherit,
+                        .exe_ino = t->exe_ino,
+                        .exe_dev = t->exe_dev,
                 };
 
                 snprintf(n.comm, sizeof(n.comm), "%s", t->comm ?: "");
@@ -750,6 +755,16 @@ static int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
                 return 0;
         proc_task_to_info(&p, &t);
         manager_task_set_exe_check(m, &t);
+        if (!p.exe) {
+                /* /proc/PID/exe of another user's process needs CAP_SYS_PTRACE, which the unit does not
+                 * give: what its exec event told us about the binary still holds until its next exec. */
+                AppliedProcess *e = applied_table_get(m->applied, pid);
+
+                if (e && e->start_time == p.stat.start_time) {
+                        t.exe_ino = e->exe_ino;
+                        t.exe_dev = e->exe_dev;
+                }
+        }
         return manager_decide(m, &t, p.stat.start_time, 0, fresh_exec);
 }
 
@@ -1232,7 +1247,8 @@ static int manager_setup_source(Manager *m) {
                 if (!bpf_reason && asprintf(&bpf_reason, "cannot load BPF: %s", strerror(-r)) < 0)
                         return log_oom();
                 if (r == -EPERM || r == -EACCES)
-                        log_warning("BPF is not permitted (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN): %s; "
+                        log_warning("BPF is not permitted (needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; before "
+                                    "Linux 5.11 also a high enough RLIMIT_MEMLOCK): %s; "
                                     "falling back.", bpf_reason);
                 else
                         log_warning("%s; falling back.", bpf_reason);
@@ -1326,7 +1342,8 @@ static int manager_resolve_profile(Manager *m, char **ret_name, char **ret_path)
         return 0;
 }
 
-static int resolve_ids(char * const *values, bool group, uint32_t **ret, size_t *ret_n) {
+/* Names to ids for the prefilter; *ret_unresolved: the first name NSS does not know (yet). */
+static int resolve_ids(char * const *values, bool group, uint32_t **ret, size_t *ret_n, const char **ret_unresolved) {
         _cleanup_(freep) uint32_t *v = NULL;
         size_t n = 0;
 
@@ -1338,16 +1355,21 @@ static int resolve_ids(char * const *values, bool group, uint32_t **ret, size_t 
                         struct passwd *pw;
                         struct group *gr;
 
-                        /* A name that does not resolve cannot match a process now. */
                         if (group) {
                                 gr = getgrnam(*i);
-                                if (!gr)
+                                if (!gr) {
+                                        if (!*ret_unresolved)
+                                                *ret_unresolved = *i;
                                         continue;
+                                }
                                 id = gr->gr_gid;
                         } else {
                                 pw = getpwnam(*i);
-                                if (!pw)
+                                if (!pw) {
+                                        if (!*ret_unresolved)
+                                                *ret_unresolved = *i;
                                         continue;
+                                }
                                 id = pw->pw_uid;
                         }
                 }
@@ -1360,6 +1382,36 @@ static int resolve_ids(char * const *values, bool group, uint32_t **ret, size_t 
         *ret = TAKE_PTR(v);
         *ret_n = n;
         return 0;
+}
+
+static int manager_on_name_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        manager_leave_realtime(m);
+        name_cache_flush(m);
+        (void) manager_update_filter(m);
+        return 0;
+}
+
+static void manager_arm_name_retry(Manager *m, bool on) {
+        int r;
+
+        if (!on) {
+                if (m->name_retry_timer)
+                        (void) sd_event_source_set_enabled(m->name_retry_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!m->name_retry_timer) {
+                r = sd_event_add_time_relative(m->event, &m->name_retry_timer, CLOCK_MONOTONIC, 30 * 1000 * 1000,
+                                               1000 * 1000, manager_on_name_retry, m);
+                if (r < 0)
+                        return (void) log_warning_errno(r, "Failed to arm the name lookup retry: %m");
+                (void) sd_event_source_set_description(m->name_retry_timer, "name-retry");
+        } else if (sd_event_source_get_enabled(m->name_retry_timer, NULL) > 0)
+                return;
+        else
+                (void) sd_event_source_set_time_relative(m->name_retry_timer, 30 * 1000 * 1000);
+        (void) sd_event_source_set_enabled(m->name_retry_timer, SD_EVENT_ONESHOT);
 }
 
 int manager_update_filter(Manager *m) {
@@ -1401,11 +1453,28 @@ int manager_update_filter(Manager *m) {
 
         if (!m->bpf)
                 return 0;
-        r = resolve_ids(m->filter.users, false, &uids, &n_uids);
-        if (r >= 0)
-                r = resolve_ids(m->filter.groups, true, &gids, &n_gids);
-        if (r < 0)
-                return log_oom();
+        {
+                const char *unresolved = NULL;
+
+                r = resolve_ids(m->filter.users, false, &uids, &n_uids, &unresolved);
+                if (r >= 0)
+                        r = resolve_ids(m->filter.groups, true, &gids, &n_gids, &unresolved);
+                if (r < 0)
+                        return log_oom();
+                /*
+                 * A name NSS does not know yet (a user added later, LDAP not up at boot) may match a
+                 * process any moment: the filter stays open until it resolves, and we ask again when
+                 * passwd/group change and every half minute.
+                 */
+                if (unresolved && !m->filter.pass_all) {
+                        m->filter.pass_all = true;
+                        free(m->filter.pass_all_reason);
+                        if (asprintf(&m->filter.pass_all_reason, "the user or group '%s' does not resolve (yet)",
+                                     unresolved) < 0)
+                                m->filter.pass_all_reason = NULL;
+                }
+                manager_arm_name_retry(m, unresolved != NULL);
+        }
         r = exec_bpf_set_filter(m->bpf, &m->filter, uids, n_uids, gids, n_gids, cgroup_ids, n_cgroup_ids);
         if (r < 0)
                 log_warning_errno(r, "Failed to load the in-kernel prefilter, every exec wakes the daemon: %m");
@@ -1455,6 +1524,8 @@ int manager_reload(Manager *m, bool startup) {
         free(m->profile_path);
         m->profile_path = TAKE_PTR(path);
         (void) manager_update_filter(m);
+        /* The profile, and whether user names matter, may be other ones now. */
+        (void) manager_refresh_watches(m);
         if (!startup) {
                 m->reloads++;
                 manager_units_rules_changed(m);
@@ -1467,6 +1538,7 @@ int manager_reload(Manager *m, bool startup) {
 
 int manager_set_profile(Manager *m, const char *name) {
         _cleanup_(freep) char *path = NULL, *old = NULL;
+        bool old_no_profile;
         int r;
 
         if (!profile_name_valid(name))
@@ -1480,11 +1552,13 @@ int manager_set_profile(Manager *m, const char *name) {
                 m->options.profile = TAKE_PTR(old);
                 return -ENOMEM;
         }
+        old_no_profile = m->options.no_profile;
         m->options.no_profile = false;
         r = manager_reload(m, false);
         if (r < 0) {
                 free(m->options.profile);
                 m->options.profile = TAKE_PTR(old);
+                m->options.no_profile = old_no_profile;
                 return r;
         }
         log_info("Switched to profile %s.", name);
@@ -1500,32 +1574,68 @@ static int manager_on_reload_timer(sd_event_source *s, uint64_t usec, void *user
         return 0;
 }
 
+/*
+ * What to follow: the rule directories, latniced.conf, the active profile,
+ * and passwd/group while rules name users or groups (dir-watch.c).
+ */
+static int manager_refresh_watches(Manager *m) {
+        _cleanup_(freep) char *d0 = NULL, *d1 = NULL, *d2 = NULL, *conf = NULL, *profile = NULL;
+        DirWatchTarget t[8];
+        size_t n = 0;
+        char *slash;
+        int r;
+
+        if (!m->dir_watch)
+                return 0;
+        d0 = path_join(m->options.root, rule_dirs[0]);
+        d1 = path_join(m->options.root, rule_dirs[1]);
+        d2 = path_join(m->options.root, rule_dirs[2]);
+        conf = path_join(m->options.root, LATNICE_DAEMON_CONF);
+        profile = m->profile_path ? strdup(m->profile_path) : NULL;
+        if (!d0 || !d1 || !d2 || !conf || (m->profile_path && !profile))
+                return log_oom();
+        t[n++] = (DirWatchTarget) { .dir = d0, .kind = DIR_WATCH_RULES };
+        t[n++] = (DirWatchTarget) { .dir = d1, .kind = DIR_WATCH_RULES };
+        t[n++] = (DirWatchTarget) { .dir = d2, .kind = DIR_WATCH_RULES };
+        slash = strrchr(conf, '/');
+        if (slash && slash != conf) {
+                *slash = 0;
+                t[n++] = (DirWatchTarget) { .dir = conf, .name = slash + 1, .kind = DIR_WATCH_FILE };
+        }
+        slash = profile ? strrchr(profile, '/') : NULL;
+        if (slash && slash != profile) {
+                *slash = 0;
+                t[n++] = (DirWatchTarget) { .dir = profile, .name = slash + 1, .kind = DIR_WATCH_FILE };
+        }
+        if (m->needs_names || m->filter.users || m->filter.groups) {
+                /* NSS reads the real /etc, whatever --root says */
+                t[n++] = (DirWatchTarget) { .dir = "/etc", .name = "passwd", .kind = DIR_WATCH_NSS };
+                t[n++] = (DirWatchTarget) { .dir = "/etc", .name = "group", .kind = DIR_WATCH_NSS };
+        }
+        r = dir_watch_set(m->dir_watch, t, n);
+        if (r < 0)
+                log_warning_errno(r, "Cannot follow all rule directories (%m); reload with SIGHUP or 'latnicectl "
+                                  "reload' after changes.");
+        return 0;
+}
+
 static int manager_on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
-        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-        bool relevant = false;
-        ssize_t n;
+        unsigned changes = 0;
         int r;
 
         manager_leave_realtime(m);
-
-        for (;;) {
-                n = read(fd, buf, sizeof(buf));
-                if (n <= 0)
-                        break;
-                for (char *p = buf; p < buf + n;) {
-                        struct inotify_event *ev = (struct inotify_event *) p;
-
-                        /* Parent directories are watched only for a latnice.d appearing. */
-                        if (ev->len == 0 || !(ev->mask & IN_ISDIR) || strcmp(ev->name, "latnice.d") == 0 ||
-                            strstr(ev->name, ".conf"))
-                                relevant = true;
-                        if (ev->mask & IN_Q_OVERFLOW)
-                                relevant = true;
-                        p += sizeof(struct inotify_event) + ev->len;
-                }
+        r = dir_watch_read(m->dir_watch, &changes);
+        if (r < 0)
+                log_warning_errno(r, "Failed to read inotify events: %m");
+        if (changes & DIR_WATCH_CHANGED_LAYOUT)
+                (void) manager_refresh_watches(m);
+        if (changes & DIR_WATCH_CHANGED_NSS) {
+                /* Users or groups changed: names may mean other ids now. */
+                name_cache_flush(m);
+                (void) manager_update_filter(m);
         }
-        if (!relevant)
+        if (!(changes & DIR_WATCH_CHANGED_RULES))
                 return 0;
         /* Debounce: editors and package managers write in several steps. */
         if (!m->reload_timer) {
@@ -1540,58 +1650,18 @@ static int manager_on_inotify(sd_event_source *s, int fd, uint32_t revents, void
         return 0;
 }
 
-static void add_watch(Manager *m, const char *path, uint32_t mask) {
-        if (inotify_add_watch(m->inotify_fd, path, mask) < 0 && errno != ENOENT)
-                log_debug_errno(-errno, "Cannot watch %s: %m", path);
-}
-
 static int manager_setup_inotify(Manager *m) {
-        const uint32_t dir_mask = IN_CREATE | IN_DELETE | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_ATTRIB |
-                                  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
         int r;
 
-        m->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        if (m->inotify_fd < 0)
-                return log_warning_errno(-errno, "Cannot watch the rule directories, reload with SIGHUP: %m");
-        for (size_t i = 0; rule_dirs[i]; i++) {
-                _cleanup_(freep) char *d = path_join(m->options.root, rule_dirs[i]), *parent = NULL;
-                char *slash;
-
-                if (!d)
-                        return log_oom();
-                add_watch(m, d, dir_mask);
-                parent = strdup(d);
-                if (!parent)
-                        return log_oom();
-                slash = strrchr(parent, '/');
-                if (slash && slash != parent) {
-                        *slash = 0;
-                        add_watch(m, parent, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
-                }
-        }
-        {
-                _cleanup_(freep) char *conf = path_join(m->options.root, LATNICE_DAEMON_CONF);
-                char *slash = conf ? strrchr(conf, '/') : NULL;
-
-                if (slash) {
-                        *slash = 0;
-                        add_watch(m, conf, dir_mask);
-                }
-        }
-        if (m->profile_path) {
-                _cleanup_(freep) char *d = strdup(m->profile_path);
-                char *slash = d ? strrchr(d, '/') : NULL;
-
-                if (slash) {
-                        *slash = 0;
-                        add_watch(m, d, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ONLYDIR);
-                }
-        }
-        r = sd_event_add_io(m->event, &m->inotify_event_source, m->inotify_fd, EPOLLIN, manager_on_inotify, m);
+        r = dir_watch_new(&m->dir_watch);
+        if (r < 0)
+                return log_warning_errno(r, "Cannot watch the rule directories, reload with SIGHUP: %m");
+        r = sd_event_add_io(m->event, &m->inotify_event_source, dir_watch_fd(m->dir_watch), EPOLLIN,
+                            manager_on_inotify, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch rule directories: %m");
         (void) sd_event_source_set_description(m->inotify_event_source, "rule-dirs");
-        return 0;
+        return manager_refresh_watches(m);
 }
 
 /* ---- the system bus --------------------------------------------------- */
@@ -1780,7 +1850,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         m = calloc(1, sizeof(Manager));
         if (!m)
                 return -ENOMEM;
-        m->proc_fd = m->cgroup2_fd = m->netlink_fd = m->inotify_fd = -1;
+        m->proc_fd = m->cgroup2_fd = m->netlink_fd = -1;
         m->options = *o;
         m->options.root = m->options.profile = m->options.profile_dir = m->options.state_dir = NULL;
         if (strdup_opt(o->root, &m->options.root) < 0 || strdup_opt(o->profile, &m->options.profile) < 0 ||
@@ -1832,6 +1902,8 @@ static bool manager_adopt(const StateRecord *rec, uint32_t slot, void *userdata)
                 .inherit = rec->flags & STATE_F_INHERIT,
                 .manual = rec->flags & STATE_F_MANUAL,
                 .manual_uid = rec->manual_uid,
+                .exe_ino = rec->exe_ino,
+                .exe_dev = rec->exe_dev,
                 .state_slot = slot,
         };
 

@@ -99,8 +99,9 @@ typedef struct Manager {
         bool scan_want_all;
         sd_event_source *prune_defer;
 
-        int inotify_fd;
+        struct DirWatch *dir_watch; /* the files we read (dir-watch.c) */
         sd_event_source *inotify_event_source;
+        sd_event_source *name_retry_timer; /* a User=/Group= name did not resolve: ask again */
         sd_event_source *reload_timer;
 
         NameCacheEntry user_cache[NAME_CACHE_SIZE], group_cache[NAME_CACHE_SIZE];

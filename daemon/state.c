@@ -2,7 +2,7 @@
 /*
  * The state file (see state.h): a header, then records, dense. It grows by
  * doubling (ftruncate + mremap) and shrinks when a quarter full, so it is
- * about 64 bytes per process we set, in the page cache of a tmpfs.
+ * about 80 bytes per process we set, in the page cache of a tmpfs.
  *
  * A record is written field by field and marked valid last; a crash in
  * the middle of a write or of a move (remove) leaves at worst a record
@@ -39,7 +39,7 @@ struct StateFile {
         size_t map_size;
 };
 
-_Static_assert(sizeof(StateRecord) == 64, "state record layout");
+_Static_assert(sizeof(StateRecord) == 80, "state record layout");
 
 static size_t map_size_for(size_t capacity) {
         return sizeof(StateHeader) + capacity * sizeof(StateRecord);
@@ -219,6 +219,8 @@ void state_record_from_applied(const AppliedProcess *e, StateRecord *ret) {
                 .before = (int16_t) e->before,
                 .flags = (uint16_t) ((e->via_unit ? STATE_F_VIA_UNIT : 0) | (e->inherit ? STATE_F_INHERIT : 0) |
                                      (e->manual ? STATE_F_MANUAL : 0)),
+                .exe_ino = e->exe_ino,
+                .exe_dev = e->exe_dev,
         };
         memcpy(ret->comm, e->comm, sizeof(ret->comm));
 }

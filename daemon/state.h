@@ -36,6 +36,9 @@ typedef struct StateRecord {
         uint16_t flags;
         uint16_t reserved;
         char comm[16];
+        uint64_t exe_ino;
+        uint32_t exe_dev;
+        uint32_t reserved2;
 } StateRecord;
 
 #define STATE_RECORD_VALID 0x4c4e5231U /* "LNR1" */

@@ -238,7 +238,34 @@ rm -rf "$T/root"
 mkdir -p "$T/root"
 start_daemon || exit 1
 grep -q "running with zero rules" "$T/log" && ok "missing rule dirs: runs with zero rules and says so" || fail "no zero-rules message"
+reloads() { grep -c "Rule files changed, reloading" "$T/log"; }
+# Files that have nothing to do with latnice, in the parents of the rule directories: no reload.
+mkdir -p "$T/root/etc" "$T/root/run" "$T/root/usr/lib"
+sleep 0.3
+R0=$(reloads)
+echo "nameserver 127.0.0.1" > "$T/root/etc/resolv.conf"; touch "$T/root/etc/ld.so.cache" "$T/root/run/foo.pid"
+mkdir "$T/root/usr/lib/other.d"
+sleep 0.6
+[ "$(reloads)" = "$R0" ] && ok "unrelated files in /etc, /run, /usr/lib trigger no reload" ||
+        fail "unrelated files triggered $(( $(reloads) - R0 )) reloads"
+# A latnice.d made after start is followed, and again after it was removed and made anew.
+mkdir -p "$T/root/etc/latnice.d"
+printf '[Process late]\nComm=lnt-late\nLatencyNice=-10\n' > "$T/root/etc/latnice.d/50-late.conf"
+sleep 0.6
+bg "$T/lnt-late" 30; X=$LAST
+expect_slice "$X" "$SLICE10" "a latnice.d created after start is followed"
+rm -rf "$T/root/etc/latnice.d"
+sleep 0.6
+expect_slice "$X" "$BASE" "its removal is followed (the value restored)"
+mkdir -p "$T/root/etc/latnice.d"
+sleep 0.3
+printf '[Process late]\nComm=lnt-late\nLatencyNice=-10\n' > "$T/root/etc/latnice.d/50-late.conf"
+sleep 0.6
+bg "$T/lnt-late" 30; Y=$LAST
+expect_slice "$Y" "$SLICE10" "a latnice.d made again is followed again"
+kill "$X" "$Y"
 stop_daemon
+rm -rf "$T/root/etc/latnice.d"
 
 # --- thousands of rules: loads, prefilter stays bounded
 mkdir -p "$T/root/etc/latnice.d"
