@@ -21,6 +21,7 @@
  * systemd or the bus restarts, and is re-checked when it is back.
  */
 
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <sys/stat.h>
@@ -42,11 +43,117 @@ typedef struct ManagerUnits {
         uint64_t *ids;         /* what manager_units_filter_ids() last returned */
         size_t n_ids;
         sd_event_source *rescan_timer;
+        char **jobs_done;      /* units whose jobs finished since the rescan timer was armed */
+        bool jobs_overflow;    /* too many to name: walk every followed unit */
         sd_event_source *offline_timer; /* grace period before saying unit rules are inactive */
         sd_event_source *knob_retry_timer; /* waiting for systemd to realize a cpu cgroup */
         unsigned knob_retries;
         char *offline_reason;
 } ManagerUnits;
+
+/* ---- what survives a restart ------------------------------------------- */
+
+/*
+ * The knobs we wrote (with what they held before) and the units we asked for
+ * CPUAccounting=yes go to <state_dir>/units, so that a latniced restarted
+ * after a crash gives them back like the one that wrote them would have.
+ * Lines: "knob\tBEFORE\tVALUE\tCGROUP" and "cpu-accounting\tUNIT".
+ */
+static char *units_state_path(Manager *m) {
+        char *p;
+
+        if (asprintf(&p, "%s/units", m->options.state_dir ?: LATNICE_STATE_DIR) < 0)
+                return NULL;
+        return p;
+}
+
+static bool state_field_ok(const char *s) {
+        return s && *s && !strpbrk(s, "\t\n");
+}
+
+static void units_save(Manager *m) {
+        ManagerUnits *u = m->units_state;
+        _cleanup_(freep) char *path = NULL, *tmp = NULL;
+        FILE *f;
+        int fd;
+
+        if (m->options.dry_run || !u)
+                return;
+        path = units_state_path(m);
+        if (!path || asprintf(&tmp, "%s.XXXXXX", path) < 0)
+                return (void) log_oom();
+        if (u->n_knobs == 0 && strv_length(u->asked_cpu_accounting) == 0) {
+                if (unlink(path) < 0 && errno != ENOENT)
+                        log_warning_errno(errno, "Failed to remove %s: %m", path);
+                return;
+        }
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return (void) log_warning_errno(errno, "Failed to write %s: %m", path);
+        f = fdopen(fd, "w");
+        if (!f) {
+                close(fd);
+                (void) unlink(tmp);
+                return (void) log_oom();
+        }
+        for (size_t i = 0; i < u->n_knobs; i++)
+                if (state_field_ok(u->knobs[i].cgroup))
+                        fprintf(f, "knob\t%d\t%d\t%s\n", u->knobs[i].before, u->knobs[i].value, u->knobs[i].cgroup);
+        for (char **n = u->asked_cpu_accounting; n && *n; n++)
+                if (state_field_ok(*n))
+                        fprintf(f, "cpu-accounting\t%s\n", *n);
+        if (fflush(f) != 0 || ferror(f) || fclose(f) != 0) {
+                log_warning_errno(errno ?: EIO, "Failed to write %s: %m", path);
+                (void) unlink(tmp);
+                return;
+        }
+        if (rename(tmp, path) < 0) {
+                log_warning_errno(errno, "Failed to write %s: %m", path);
+                (void) unlink(tmp);
+        }
+}
+
+static void units_load(Manager *m, ManagerUnits *u) {
+        _cleanup_(freep) char *path = units_state_path(m), *line = NULL;
+        _cleanup_(fclosep) FILE *f = NULL;
+        size_t sz = 0;
+        unsigned n = 0;
+
+        if (!path || m->options.dry_run)
+                return;
+        f = fopen(path, "re");
+        if (!f) {
+                if (errno != ENOENT)
+                        log_warning_errno(errno, "Failed to read %s: %m", path);
+                return;
+        }
+        while (getline(&line, &sz, f) > 0) {
+                char *cg = NULL, *name;
+                int before, value, off = 0;
+
+                line[strcspn(line, "\n")] = 0;
+                if (sscanf(line, "knob\t%d\t%d\t%n", &before, &value, &off) == 2 && off > 0 &&
+                    before >= -20 && before <= 19 && value >= -20 && value <= 19 && state_field_ok(line + off) && line[off] == '/') {
+                        UnitKnob *nk = reallocarray(u->knobs, u->n_knobs + 1, sizeof(UnitKnob));
+
+                        cg = strdup(line + off);
+                        if (!nk || !cg) {
+                                free(cg);
+                                return (void) log_oom();
+                        }
+                        u->knobs = nk;
+                        u->knobs[u->n_knobs++] = (UnitKnob) { .cgroup = cg, .before = before, .value = value };
+                        n++;
+                } else if (strncmp(line, "cpu-accounting\t", 15) == 0 && (name = line + 15) && state_field_ok(name)) {
+                        if (strv_extend(&u->asked_cpu_accounting, name) < 0)
+                                return (void) log_oom();
+                        n++;
+                } else if (*line)
+                        log_warning("%s: ignoring a line that is not ours.", path);
+        }
+        if (n > 0)
+                log_info("Took over %u cgroup knob(s) and CPUAccounting= request(s) from the latniced before us.", n);
+}
 
 static ManagerUnits *units_get(Manager *m) {
         ManagerUnits *u = m->units_state;
@@ -58,6 +165,7 @@ static ManagerUnits *units_get(Manager *m) {
                 return NULL;
         u->mounts_error = cgroup_mounts_find("/proc/self/mountinfo", &u->mounts);
         m->units_state = u;
+        units_load(m, u);
         return u;
 }
 
@@ -208,12 +316,24 @@ int manager_units_decide(Manager *m, const TaskInfo *t, uint64_t start_time, boo
         return r < 0 ? r : 1;
 }
 
+/* Is the unit one we follow? */
+static bool strv_contains_unit(ManagerUnits *u, const char *name) {
+        const SystemdUnit *su;
+        size_t i = 0;
+
+        while ((su = systemd_watch_next(u->watch, &i)))
+                if (strcmp(su->name, name) == 0)
+                        return true;
+        return false;
+}
+
 /* Walks a cgroup subtree and decides every process in it (process rules first, as always). */
 static void units_rescan_cgroup(Manager *m, const char *name, const char *cgroup, bool skip_applied) {
         ManagerUnits *u = m->units_state;
         _cleanup_(freep) pid_t *pids = NULL;
         int n;
 
+        m->unit_walks++;
         n = cgroup_list_pids(&u->mounts, CGROUP_HIER_SYSTEMD, cgroup, &pids);
         if (n == -ENOENT) {
                 log_debug("%s: its cgroup %s is gone already.", name, cgroup);
@@ -236,9 +356,12 @@ static UnitKnob *knob_find(ManagerUnits *u, const char *cgroup) {
         return NULL;
 }
 
-static void knob_forget(ManagerUnits *u, UnitKnob *k) {
+static void knob_forget(Manager *m, UnitKnob *k) {
+        ManagerUnits *u = m->units_state;
+
         free(k->cgroup);
         *k = u->knobs[--u->n_knobs];
+        units_save(m);
 }
 
 static void knob_restore(Manager *m, UnitKnob *k, const char *why) {
@@ -267,6 +390,7 @@ static void units_fall_back_to_tasks(Manager *m, const char *cgroup) {
 }
 
 static void units_apply_all(Manager *m);
+static void units_return_accounting(Manager *m, bool all);
 
 static int units_on_knob_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         manager_leave_realtime(userdata);
@@ -299,7 +423,7 @@ static void units_apply_knob(Manager *m, const SystemdUnit *su) {
         if (!rule) {
                 if (k) {
                         knob_restore(m, k, "no unit rule names it any more");
-                        knob_forget(u, k);
+                        knob_forget(m, k);
                 }
                 return;
         }
@@ -325,7 +449,8 @@ static void units_apply_knob(Manager *m, const SystemdUnit *su) {
                         log_oom();
                         return;
                 }
-                r = systemd_watch_enable_cpu_accounting(u->watch, su->name);
+                units_save(m);
+                r = systemd_watch_set_cpu_accounting(u->watch, su->name, true);
                 if (r < 0)
                         log_warning_errno(r, "%s: cannot ask systemd for CPUAccounting=yes: %m", su->name);
                 else
@@ -356,9 +481,11 @@ static void units_apply_knob(Manager *m, const SystemdUnit *su) {
                 u->knobs = nk;
                 u->knobs[u->n_knobs++] = n;
         }
-        if (r > 0)
+        if (r > 0) {
+                units_save(m);
                 log_info("%s: LatencyNice=%d on cgroup %s from %s.", su->name, rule->latency_nice,
                          su->control_group, ref);
+        }
 }
 
 /* Knobs of cgroups that no followed unit with a rule has any more: give them back. */
@@ -376,9 +503,46 @@ static void units_restore_stale_knobs(Manager *m) {
                                 covered = true;
                 if (!covered) {
                         knob_restore(m, k, "no unit rule names it any more");
-                        knob_forget(u, k);
+                        knob_forget(m, k);
                 }
+        }        units_return_accounting(m, false);
+}
+
+/*
+ * Takes back the runtime CPUAccounting=yes we asked for units that no rule
+ * names any more (all: every unit, latniced is stopping). Sent without
+ * waiting for the answer: the connection is flushed before it closes.
+ */
+static void units_return_accounting(Manager *m, bool all) {
+        ManagerUnits *u = m->units_state;
+        bool changed = false;
+        size_t j = 0;
+
+        for (size_t i = 0; u->asked_cpu_accounting && u->asked_cpu_accounting[i]; i++) {
+                char *name = u->asked_cpu_accounting[i];
+                int r = 0;
+
+                if (!all && match_unit(m->rules, name)) {
+                        u->asked_cpu_accounting[j++] = name;
+                        continue;
+                }
+                if (m->bus)
+                        r = sd_bus_call_method_async(m->bus, NULL, "org.freedesktop.systemd1",
+                                                     "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                                     "SetUnitProperties", NULL, NULL, "sba(sv)", name, 1, 1,
+                                                     "CPUAccounting", "b", 0);
+                if (!m->bus || r < 0)
+                        log_warning("%s: could not take back the runtime CPUAccounting=yes latniced asked for; "
+                                    "`systemctl set-property --runtime %s CPUAccounting=no` does.", name, name);
+                else
+                        log_info("%s: took back the runtime CPUAccounting=yes latniced asked for.", name);
+                free(name);
+                changed = true;
         }
+        if (u->asked_cpu_accounting)
+                u->asked_cpu_accounting[j] = NULL;
+        if (changed)
+                units_save(m);
 }
 
 /* ---- reacting to systemd ------------------------------------------------ */
@@ -427,29 +591,80 @@ static void units_on_unit_changed(SystemdWatch *w, const SystemdUnit *su, bool r
         units_apply_unit(m, su, false);
 }
 
+/* Is cgroup below (or at) a followed unit's cgroup? */
+static bool units_covers(ManagerUnits *u, const char *cgroup) {
+        const SystemdUnit *su;
+        size_t i = 0;
+
+        while (cgroup && (su = systemd_watch_next(u->watch, &i))) {
+                size_t l = su->control_group ? strlen(su->control_group) : 0;
+
+                if (l > 0 && strncmp(cgroup, su->control_group, l) == 0 &&
+                    (cgroup[l] == 0 || cgroup[l] == '/' || strcmp(su->control_group, "/") == 0))
+                        return true;
+        }
+        return false;
+}
+
+static void units_on_scope_cgroup(SystemdWatch *w, const char *unit, const char *cgroup, void *userdata) {
+        Manager *m = userdata;
+        ManagerUnits *u = m->units_state;
+
+        if (!u || u->watch != w || !cgroup || !units_covers(u, cgroup))
+                return;
+        units_rescan_cgroup(m, unit, cgroup, true);
+}
+
 static int units_on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         ManagerUnits *u = m->units_state;
+        _cleanup_(strv_freep) char **jobs = TAKE_PTR(u->jobs_done);
+        bool all = u->jobs_overflow;
         const SystemdUnit *su;
         size_t i = 0;
 
         manager_leave_realtime(m);
-        /* A finished job may have started or moved processes into a followed subtree without an exec. */
+        u->jobs_overflow = false;
         if (!u->watch || use_knob(m))
                 return 0;
+        /*
+         * Processes that start in a unit exec there, and exec events decide
+         * them. Without an exec a process gets into a unit only as a scope's
+         * (a desktop moving a running app into app-*.scope) or by an explicit
+         * move: so only the finished job's own unit is walked, and only when
+         * it is followed, or a scope inside a followed unit.
+         */
         while ((su = systemd_watch_next(u->watch, &i)))
-                if (su->control_group)
+                if (su->control_group && (all || strv_contains(jobs, su->name)))
                         units_rescan_cgroup(m, su->name, su->control_group, true);
+        for (char **j = jobs; !all && j && *j; j++) {
+                size_t l = strlen(*j);
+
+                if (l > 6 && strcmp(*j + l - 6, ".scope") == 0 && !strv_contains_unit(u, *j))
+                        (void) systemd_watch_query_cgroup(u->watch, *j, units_on_scope_cgroup, m);
+        }
         return 0;
 }
+
+#define JOBS_MAX 256
 
 static void units_on_job_removed(SystemdWatch *w, const char *unit, const char *result, void *userdata) {
         Manager *m = userdata;
         ManagerUnits *u = m->units_state;
+        size_t l = strlen(unit);
         int r;
 
         if (use_knob(m) || systemd_watch_n_units(w) == 0)
                 return;
+        /* Only followed units and scopes can have gained processes that did not exec. */
+        if (!strv_contains_unit(u, unit) && !(l > 6 && strcmp(unit + l - 6, ".scope") == 0))
+                return;
+        if (strv_contains(u->jobs_done, unit))
+                ;
+        else if (strv_length(u->jobs_done) >= JOBS_MAX)
+                u->jobs_overflow = true;
+        else if (strv_extend(&u->jobs_done, unit) < 0)
+                u->jobs_overflow = true;
         /* Debounced: a transaction finishes many jobs at once. */
         if (!u->rescan_timer) {
                 r = sd_event_add_time_relative(m->event, &u->rescan_timer, CLOCK_MONOTONIC, 20 * 1000, 5 * 1000,
@@ -534,11 +749,17 @@ static void units_on_state_changed(SystemdWatch *w, SystemdWatchState state, int
         (void) error;
 }
 
+static void units_on_match_failed(SystemdWatch *w, const char *message, void *userdata) {
+        log_warning("The bus refused to send latniced systemd's unit changes (%s): [Unit] rules apply only as "
+                    "units are listed again.", message);
+}
+
 static const SystemdWatchOps units_ops = {
         .want_unit = units_want_unit,
         .unit_changed = units_on_unit_changed,
         .job_removed = units_on_job_removed,
         .state_changed = units_on_state_changed,
+        .match_failed = units_on_match_failed,
 };
 
 static int units_start_watch(Manager *m) {
@@ -558,9 +779,15 @@ static int units_start_watch(Manager *m) {
 }
 
 int manager_units_on_connected(Manager *m) {
+        ManagerUnits *u = units_get(m);
+
         /* Nothing to follow: stay off systemd's subscriber list (every unit change would wake us). */
-        if (!needs_watch(m))
+        if (!needs_watch(m)) {
+                /* ... but give back what a latniced before us set for units no rule names now. */
+                if (u && (u->n_knobs > 0 || u->asked_cpu_accounting))
+                        units_restore_stale_knobs(m);
                 return 0;
+        }
         return units_start_watch(m);
 }
 
@@ -602,11 +829,18 @@ void manager_units_free(Manager *m) {
 
         if (!u)
                 return;
-        if (!m->options.keep_on_exit && !m->options.dry_run)
+        if (!m->options.keep_on_exit && !m->options.dry_run) {
                 for (size_t i = 0; i < u->n_knobs; i++)
                         knob_restore(m, &u->knobs[i], "latniced is stopping");
+        }
         for (size_t i = 0; i < u->n_knobs; i++)
                 free(u->knobs[i].cgroup);
+        if (!m->options.keep_on_exit && !m->options.dry_run) {
+                /* Everything given back: nothing for the next latniced to take over. */
+                u->n_knobs = 0;
+                units_return_accounting(m, true);
+                units_save(m);
+        }
         free(u->knobs);
         systemd_watch_free(u->watch);
         sd_event_source_disable_unref(u->rescan_timer);
@@ -614,6 +848,7 @@ void manager_units_free(Manager *m) {
         sd_event_source_disable_unref(u->knob_retry_timer);
         free(u->offline_reason);
         strv_free(u->asked_cpu_accounting);
+        strv_free(u->jobs_done);
         free(u->ids);
         cgroup_mounts_done(&u->mounts);
         free(u);

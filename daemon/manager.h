@@ -112,6 +112,7 @@ typedef struct Manager {
         uint64_t tasks_applied;
         uint64_t apply_errors;
         uint64_t rescans;
+        uint64_t unit_walks;   /* cgroup subtrees of units walked (unit rules without the knob) */
         uint64_t reloads;
         size_t prune_at;     /* table size at which dead entries are dropped next */
         bool ready;

@@ -30,7 +30,6 @@
 typedef struct WatchedUnit {
         SystemdUnit pub;
         SystemdWatch *watch;
-        sd_bus_slot *properties_slot; /* PropertiesChanged on the unit's path */
         sd_bus_slot *get_slot;        /* pending Get(ControlGroup) */
         bool get_again;               /* something changed while the Get was in flight */
         bool notify;                  /* report the next fetch even if the cgroup did not change */
@@ -41,6 +40,8 @@ typedef struct PendingCall {
         SystemdWatch *watch;
         sd_bus_slot *slot;
         bool verify_removed; /* GetUnit after UnitRemoved: forget the unit only on NoSuchUnit */
+        SystemdCgroupCallback cgroup_done; /* systemd_watch_query_cgroup(): GetUnit, then Get(ControlGroup) */
+        void *cgroup_userdata;
         struct PendingCall *next;
         char name[];
 } PendingCall;
@@ -52,6 +53,7 @@ struct SystemdWatch {
         SystemdWatchState state;
 
         sd_bus_slot *owner_match, *unit_new_match, *unit_removed_match, *job_removed_match, *reloading_match;
+        sd_bus_slot *properties_match; /* one for every unit: path_namespace of systemd's unit objects */
         sd_bus_slot *owner_call, *subscribe_call, *list_call;
         char *owner; /* unique name of systemd on the bus, NULL when it is not there */
 
@@ -67,7 +69,6 @@ struct SystemdWatch {
 static void unit_free(WatchedUnit *u) {
         if (!u)
                 return;
-        sd_bus_slot_unref(u->properties_slot);
         sd_bus_slot_unref(u->get_slot);
         free(u->pub.name);
         free(u->pub.object_path);
@@ -201,26 +202,34 @@ static int unit_fetch(WatchedUnit *u) {
                                         "ControlGroup");
 }
 
-static int unit_on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        WatchedUnit *u = userdata;
-        const char *iface;
+static int watch_on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        SystemdWatch *w = userdata;
+        const char *iface, *path = sd_bus_message_get_path(m);
 
         /* ControlGroup itself does not emit changes; ActiveState (on .Unit) moves with it. */
-        if (sd_bus_message_read(m, "s", &iface) < 0 || strcmp(iface, SD_UNIT) != 0)
+        if (!path || sd_bus_message_read(m, "s", &iface) < 0 || strcmp(iface, SD_UNIT) != 0)
                 return 0;
-        (void) unit_fetch(u);
+        for (size_t i = 0; i < w->n_units; i++)
+                if (streq_ptr(w->units[i]->pub.object_path, path)) {
+                        (void) unit_fetch(w->units[i]);
+                        break;
+                }
         return 0;
 }
 
-/* A failed AddMatch must not take the shared connection down (the default handler would). */
+/* A failed AddMatch must not take the shared connection down (the default handler would), nor go unsaid. */
 static int match_installed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        SystemdWatch *w = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+
+        if (e && w->ops.match_failed)
+                w->ops.match_failed(w, e->message ?: e->name, w->userdata);
         return 0;
 }
 
 /* Starts following a unit, or refreshes what is known about it. */
 static int watch_track(SystemdWatch *w, const char *name, const char *object_path) {
         WatchedUnit *u = watch_find(w, name, NULL);
-        int r;
 
         if (u) {
                 u->generation = w->generation;
@@ -231,7 +240,6 @@ static int watch_track(SystemdWatch *w, const char *name, const char *object_pat
                                 return -ENOMEM;
                         free(u->pub.object_path);
                         u->pub.object_path = p;
-                        u->properties_slot = sd_bus_slot_unref(u->properties_slot);
                 }
         } else {
                 WatchedUnit **nu = reallocarray(w->units, w->n_units + 1, sizeof(WatchedUnit *));
@@ -251,13 +259,6 @@ static int watch_track(SystemdWatch *w, const char *name, const char *object_pat
                         return -ENOMEM;
                 }
                 w->units[w->n_units++] = u;
-        }
-        if (!u->properties_slot) {
-                r = sd_bus_match_signal_async(w->bus, &u->properties_slot, SD_DEST, u->pub.object_path,
-                                              "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                                              unit_on_properties_changed, match_installed, u);
-                if (r < 0)
-                        return r;
         }
         return unit_fetch(u);
 }
@@ -551,6 +552,7 @@ SystemdWatch *systemd_watch_free(SystemdWatch *w) {
         sd_bus_slot_unref(w->subscribe_call);
         sd_bus_slot_unref(w->owner_call);
         sd_bus_slot_unref(w->reloading_match);
+        sd_bus_slot_unref(w->properties_match);
         sd_bus_slot_unref(w->job_removed_match);
         sd_bus_slot_unref(w->unit_removed_match);
         sd_bus_slot_unref(w->unit_new_match);
@@ -597,6 +599,17 @@ int systemd_watch_new(sd_bus *bus, const SystemdWatchOps *ops, void *userdata, S
                                       watch_on_reloading, match_installed, w);
         if (r < 0)
                 return r;
+        /*
+         * One match for the changes of every unit: a match per followed unit
+         * would run into the bus's limit on matches per connection
+         * (dbus-daemon 512, dbus-broker 256) with enough units.
+         */
+        r = sd_bus_add_match_async(bus, &w->properties_match,
+                                   "type='signal',sender='" SD_DEST "',interface='org.freedesktop.DBus.Properties',"
+                                   "member='PropertiesChanged',path_namespace='/org/freedesktop/systemd1/unit'",
+                                   watch_on_properties_changed, match_installed, w);
+        if (r < 0)
+                return r;
         r = sd_bus_call_method_async(bus, &w->owner_call, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                      "org.freedesktop.DBus", "GetNameOwner", watch_on_get_owner, w, "s", SD_DEST);
         if (r < 0)
@@ -625,6 +638,49 @@ const SystemdUnit *systemd_watch_next(const SystemdWatch *w, size_t *i) {
         return &w->units[(*i)++]->pub;
 }
 
+static int query_on_cgroup(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        PendingCall *c = userdata;
+        const char *cg = NULL;
+
+        if (!sd_bus_message_is_method_error(reply, NULL) && sd_bus_message_read(reply, "v", "s", &cg) < 0)
+                cg = NULL;
+        c->cgroup_done(c->watch, c->name, isempty(cg) ? NULL : cg, c->cgroup_userdata);
+        call_free(c);
+        return 0;
+}
+
+static int query_on_unit(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        PendingCall *c = userdata;
+        const char *path, *iface = cgroup_interface(c->name);
+
+        c->slot = sd_bus_slot_unref(c->slot);
+        if (!iface || sd_bus_message_is_method_error(reply, NULL) || sd_bus_message_read(reply, "o", &path) <= 0 ||
+            sd_bus_call_method_async(c->watch->bus, &c->slot, SD_DEST, path, "org.freedesktop.DBus.Properties", "Get",
+                                     query_on_cgroup, c, "ss", iface, "ControlGroup") < 0) {
+                c->cgroup_done(c->watch, c->name, NULL, c->cgroup_userdata);
+                call_free(c);
+        }
+        return 0;
+}
+
+int systemd_watch_query_cgroup(SystemdWatch *w, const char *name, SystemdCgroupCallback done, void *userdata) {
+        PendingCall *c;
+        int r;
+
+        if (!w || !w->owner)
+                return -ENOTCONN;
+        r = call_new(w, name, &c);
+        if (r < 0)
+                return r;
+        c->cgroup_done = done;
+        c->cgroup_userdata = userdata;
+        r = sd_bus_call_method_async(w->bus, &c->slot, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", query_on_unit, c, "s",
+                                     name);
+        if (r < 0)
+                call_free(c);
+        return r;
+}
+
 static int watch_on_set_properties(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         PendingCall *c = userdata;
         WatchedUnit *u = watch_find(c->watch, c->name, NULL);
@@ -638,7 +694,7 @@ static int watch_on_set_properties(sd_bus_message *reply, void *userdata, sd_bus
         return 0;
 }
 
-int systemd_watch_enable_cpu_accounting(SystemdWatch *w, const char *name) {
+int systemd_watch_set_cpu_accounting(SystemdWatch *w, const char *name, bool on) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         PendingCall *c;
         int r;
@@ -648,7 +704,7 @@ int systemd_watch_enable_cpu_accounting(SystemdWatch *w, const char *name) {
         r = sd_bus_message_new_method_call(w->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "sba(sv)", name, 1, 1, "CPUAccounting", "b", 1);
+        r = sd_bus_message_append(m, "sba(sv)", name, 1, 1, "CPUAccounting", "b", (int) on);
         if (r < 0)
                 return r;
         r = call_new(w, name, &c);

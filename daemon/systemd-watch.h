@@ -45,6 +45,8 @@ typedef struct SystemdWatchOps {
          */
         void (*state_changed)(SystemdWatch *w, SystemdWatchState state, int error, const char *message,
                               void *userdata);
+        /* The bus refused one of our matches (e.g. its limit per connection): some changes go unseen. */
+        void (*match_failed)(SystemdWatch *w, const char *message, void *userdata);
 } SystemdWatchOps;
 
 /* Installs the matches and asks whether systemd is on the bus; everything else follows from replies. */
@@ -68,5 +70,10 @@ const SystemdUnit *systemd_watch_next(const SystemdWatch *w, size_t *i);
  * hierarchy (SetUnitProperties, runtime, CPUAccounting=yes): on the v1/v2
  * hybrid systemd creates it only for units that need the controller. The
  * unit's cgroup is read again when systemd answered (unit_changed fires).
+ * on=false takes it back.
  */
-int systemd_watch_enable_cpu_accounting(SystemdWatch *w, const char *name);
+int systemd_watch_set_cpu_accounting(SystemdWatch *w, const char *name, bool on);
+
+/* The cgroup of any unit, followed or not (GetUnit, then its ControlGroup); cgroup NULL if it has none. */
+typedef void (*SystemdCgroupCallback)(SystemdWatch *w, const char *unit, const char *cgroup, void *userdata);
+int systemd_watch_query_cgroup(SystemdWatch *w, const char *name, SystemdCgroupCallback done, void *userdata);

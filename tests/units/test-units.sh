@@ -88,6 +88,10 @@ LatencyNice=5
 # no such unit when latniced starts: applies when it appears
 [Unit later-*.slice]
 LatencyNice=-5
+
+# many followed units (bus match limits)
+[Unit lnt-many-*.service]
+LatencyNice=5
 EOF
 }
 write_rules -10
@@ -205,6 +209,36 @@ done
 wait
 sleep 1
 check "units vanishing mid-apply: latniced is fine" daemon_ok
+
+# --- many followed units, unrelated jobs ------------------------------------------------------------
+# The bus limits matches per connection (dbus-daemon 512, dbus-broker 256): one match per followed
+# unit runs into it. latniced's match count must not grow with the units it follows.
+lnowner() { in_ busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetNameOwner s org.latnice1 |
+        awk '{ gsub(/"/, "", $2); print $2 }'; }
+lnmatches() { in_ busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.Debug.Stats \
+        GetConnectionStats s "$(lnowner)" | grep -o '"MatchRules" u [0-9]*' | awk '{ print $3 }'; }
+lnprop() { in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager "$1" | awk '{ print $2 }'; }
+m0=$(lnmatches)
+check "latniced's bus matches can be counted (Debug.Stats: ${m0:-none})" [ -n "$m0" ]
+for i in $(seq 1 40); do
+        in_ systemd-run -q --no-block --unit="lnt-many-$i" sleep 300
+done
+check "40 more followed units (lnt-many-*.service) get LatencyNice=5" \
+        eventually 20 tasks_have /system.slice/lnt-many-40.service "$(S 5)"
+m1=$(lnmatches)
+check "  latniced's bus matches did not grow with them ($m0 -> $m1)" [ -n "$m1" ] && [ "$m1" -le "$((m0 + 2))" ]
+# A finished job of a unit no rule names cannot have put a process into a followed unit without
+# an exec: it must not walk the followed units' cgroups (UnitWalks counts the walks).
+w0=$(lnprop UnitWalks)
+for i in $(seq 1 20); do
+        in_ systemd-run -q --wait --unit="lnt-unrelated-$i" true
+done
+sleep 1
+w1=$(lnprop UnitWalks)
+check "20 jobs of unrelated units walked no followed unit (UnitWalks $w0 -> $w1)" [ -n "$w1" ] && [ "$w1" = "$w0" ]
+for i in $(seq 1 40); do
+        in_ systemctl stop --no-block "lnt-many-$i.service"
+done
 
 # --- reload ---------------------------------------------------------------------------------------
 write_rules -5
