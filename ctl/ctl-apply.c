@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <sys/stat.h>
 
+#include "ctl-bus.h"
 #include "ctl.h"
 #include "proc.h"
 #include "sched.h"
@@ -99,9 +100,10 @@ int verb_run(Ctl *ctl, int argc, char **argv) {
                 { "latency-nice", required_argument, NULL, 'l' },
                 {}
         };
+        _cleanup_(freep) char *why = NULL;
         SchedProbe p;
         bool have_ln = false;
-        int c, ln = 0, r;
+        int c, ln = 0, r, daemon;
 
         while ((c = getopt_long(argc, argv, "+hl:", options, NULL)) >= 0) {
                 switch (c) {
@@ -127,6 +129,16 @@ int verb_run(Ctl *ctl, int argc, char **argv) {
         if (r < 0)
                 return CTL_EXIT_UNSUPPORTED;
 
+        /*
+         * An explicit value wins over rules: when latniced runs, it sets the
+         * value and records it as explicit, else a rule matching COMMAND
+         * would replace it right after the exec. Without latniced (or if it
+         * refuses) we set it ourselves.
+         */
+        daemon = ctl_run_through_daemon(ln, &why);
+        if (daemon > 0)
+                goto exec;
+
         /* The probe's scratch thread is joined: we are single-threaded, so
          * setting our thread is setting the process that will exec. */
         r = sched_thread_set(&p, gettid(), ln, NULL);
@@ -146,10 +158,27 @@ int verb_run(Ctl *ctl, int argc, char **argv) {
                 return exit_code_for(r);
         }
 
+        if (daemon < 0)
+                fprintf(stderr, "latniced did not take latency nice %d as explicit (%s): a rule matching %s may "
+                        "replace it.\n", ln, why ?: "failed", argv[optind]);
+exec:
         execvp(argv[optind], argv + optind);
         r = errno;
         fprintf(stderr, "Failed to execute %s: %s\n", argv[optind], strerror(r));
         return r == ENOENT ? 127 : 126;
+}
+
+/* For a terminal: a process name is any bytes; controls and what is not UTF-8 become '?', as ps(1) does. */
+static void comm_printable(char *s) {
+        for (unsigned char *c = (unsigned char *) s; *c;) {
+                size_t n = *c >= 0x80 ? utf8_char_len((const char *) c) : 1;
+
+                if (n == 0 || *c < 0x20 || *c == 0x7f) {
+                        *c++ = '?';
+                        continue;
+                }
+                c += n;
+        }
 }
 
 static void print_thread(const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid) {
@@ -163,6 +192,7 @@ static void print_thread(const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid)
                 return; /* exited while we listed */
         snprintf(path, sizeof(path), "%d/task/%d/stat", (int) pid, (int) tid);
         (void) proc_stat_read(proc_fd, path, &st);
+        comm_printable(st.comm);
 
         switch (p->backend) {
         case BACKEND_EEVDF_SLICE:
@@ -257,6 +287,7 @@ int verb_get(Ctl *ctl, int argc, char **argv) {
                                 rc = exit_code_for(r);
                         continue;
                 }
+                comm_printable(st.comm);
                 printf("\nPID %d (%s)%s\n", (int) pids[i], st.comm,
                        (st.flags & PROC_PF_KTHREAD) ? " [kernel thread]" :
                        st.state == 'Z' ? " [zombie]" : "");
@@ -290,6 +321,7 @@ static int set_one(const SchedProbe *p, int proc_fd, pid_t pid, int ln) {
                         r == -ESRCH ? "no such process" : strerror(-r));
                 return exit_code_for(r);
         }
+        comm_printable(st.comm);
         if (st.flags & PROC_PF_KTHREAD) {
                 fprintf(stderr, "PID %d (%s): kernel thread, refused.\n", (int) pid, st.comm);
                 return CTL_EXIT_FAILURE;

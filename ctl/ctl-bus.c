@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <systemd/sd-bus.h>
 
@@ -25,9 +26,21 @@
 
 /* ---- output helpers ----------------------------------------------------- */
 
+/* A JSON string. Bytes that are not UTF-8 (a process name is any bytes) become U+FFFD. */
 static void json_str(const char *s) {
         putchar('"');
         for (const unsigned char *p = (const unsigned char *) (s ?: ""); *p; p++) {
+                if (*p >= 0x80) {
+                        size_t n = utf8_char_len((const char *) p);
+
+                        if (n == 0)
+                                fputs("\\ufffd", stdout);
+                        else {
+                                fwrite(p, 1, n, stdout);
+                                p += n - 1;
+                        }
+                        continue;
+                }
                 switch (*p) {
                 case '"':
                         fputs("\\\"", stdout);
@@ -42,7 +55,7 @@ static void json_str(const char *s) {
                         fputs("\\t", stdout);
                         break;
                 default:
-                        if (*p < 0x20)
+                        if (*p < 0x20 || *p == 0x7f)
                                 printf("\\u%04x", *p);
                         else
                                 putchar(*p);
@@ -123,6 +136,37 @@ static int print_bus_error(const char *what, const sd_bus_error *e, int r) {
         else
                 fprintf(stderr, "%s: %s\n", what, strerror(-r));
         return sd_bus_error_is_set(e) ? error_exit_code(e) : CTL_EXIT_FAILURE;
+}
+
+/*
+ * Calls a method that names a process, through its pidfd variant
+ * ("<method>ByPIDFD") where we can open a pidfd: latniced then acts on the
+ * very process we named, even if its pid is reused in between. An older
+ * latniced without the variants, or no pidfd, gets the pid method.
+ */
+static int call_for_pid(sd_bus *bus, const char *method, pid_t pid, const int32_t *value, sd_bus_error *error,
+                        sd_bus_message **reply) {
+        _cleanup_(closep) int pidfd = pidfd_open(pid, 0);
+        char name[64];
+        int r;
+
+        if (pidfd >= 0) {
+                snprintf(name, sizeof(name), "%sByPIDFD", method);
+                if (value)
+                        r = sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, name,
+                                               error, reply, "hi", pidfd, *value);
+                else
+                        r = sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, name,
+                                               error, reply, "h", pidfd);
+                if (r >= 0 || !sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD))
+                        return r;
+                sd_bus_error_free(error);
+        }
+        if (value)
+                return sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, method, error,
+                                          reply, "ui", (uint32_t) pid, *value);
+        return sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, method, error, reply,
+                                  "u", (uint32_t) pid);
 }
 
 /*
@@ -231,7 +275,7 @@ typedef struct Status {
         char **rule_files, **rule_errors;
         uint32_t rules, applied_processes;
         uint64_t tasks_applied, apply_errors, events_seen, events_lost, rescans, reloads, default_slice,
-                suppressed;
+                suppressed, cmdline_truncated;
 } Status;
 
 static void status_done(Status *s) {
@@ -271,6 +315,7 @@ static int status_read(sd_bus *bus, Status *s, sd_bus_error *error) {
                 { "Reloads", "t", offsetof(Status, reloads) },
                 { "DefaultSliceNSec", "t", offsetof(Status, default_slice) },
                 { "AppliedSignalsSuppressed", "t", offsetof(Status, suppressed) },
+                { "CmdlineTruncated", "t", offsetof(Status, cmdline_truncated) },
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
@@ -386,6 +431,7 @@ int verb_status(Ctl *ctl, int argc, char **argv) {
                 json_kv_int("rescans", (long long) s.rescans, false);
                 json_kv_int("reloads", (long long) s.reloads, false);
                 json_kv_int("applied_signals_suppressed", (long long) s.suppressed, false);
+                json_kv_int("cmdline_truncated", (long long) s.cmdline_truncated, false);
                 printf("}\n");
         } else {
                 char slice[32] = "";
@@ -410,6 +456,10 @@ int verb_status(Ctl *ctl, int argc, char **argv) {
                        s.apply_errors, s.apply_errors == 1 ? "" : "s");
                 printf("      Events: %" PRIu64 " seen, %" PRIu64 " lost; %" PRIu64 " rescans, %" PRIu64 " reloads\n",
                        s.events_seen, s.events_lost, s.rescans, s.reloads);
+                if (s.cmdline_truncated > 0)
+                        printf("    Cmdline=: %" PRIu64 " exec%s seen with a cut command line (the process was gone "
+                               "before the rest could be read): Cmdline= rules did not see every word\n",
+                               s.cmdline_truncated, s.cmdline_truncated == 1 ? "" : "s");
                 if (s.rule_errors) {
                         printf("\nRule errors (these rules were skipped):\n");
                         for (char **e = s.rule_errors; *e; e++)
@@ -659,8 +709,7 @@ static int get_one_online(Ctl *ctl, sd_bus *bus, pid_t pid, bool first) {
         unsigned n = 0;
         int r;
 
-        r = sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "GetTask", &error,
-                               &reply, "u", (uint32_t) pid);
+        r = call_for_pid(bus, "GetTask", pid, NULL, &error, &reply);
         if (r < 0) {
                 char what[32];
 
@@ -962,8 +1011,7 @@ int verb_set_online(Ctl *ctl, int argc, char **argv) {
                 uint32_t applied = 0, threads = 0;
                 int r;
 
-                r = sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE,
-                                       "SetLatencyNice", &error, &reply, "ui", (uint32_t) pids[i], (int32_t) ln);
+                r = call_for_pid(bus, "SetLatencyNice", pids[i], &(int32_t) { ln }, &error, &reply);
                 if (r >= 0)
                         r = sd_bus_message_read(reply, "uu", &applied, &threads);
                 if (r < 0) {
@@ -1038,8 +1086,7 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         const char *how;
         int r;
 
-        r = sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Explain", &error,
-                               &reply, "u", (uint32_t) pid);
+        r = call_for_pid(bus, "Explain", pid, NULL, &error, &reply);
         if (r < 0) {
                 char what[32];
 
@@ -1181,4 +1228,36 @@ int verb_explain_online(Ctl *ctl, int argc, char **argv) {
         optind = 0;
         r = verb_explain(ctl, argc, argv);
         return r;
+}
+
+/* ---- run ---------------------------------------------------------------- */
+
+int ctl_run_through_daemon(int ln, char **ret_why) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(freep) char *why = NULL;
+        uint32_t applied = 0, threads = 0;
+        pid_t agent;
+        int r;
+
+        *ret_why = NULL;
+        if (daemon_connect(&bus, &why) < 0)
+                return 0;
+        /* Set through latniced, which records it as an explicit value: its rules leave it alone at the exec. */
+        agent = polkit_agent_open(bus);
+        r = call_for_pid(bus, "SetLatencyNice", getpid(), &(int32_t) { ln }, &error, &reply);
+        polkit_agent_close(agent);
+        if (r < 0) {
+                if (asprintf(ret_why, "%s", sd_bus_error_is_set(&error) ? error.message ?: error.name : strerror(-r)) < 0)
+                        *ret_why = NULL;
+                return r;
+        }
+        r = sd_bus_message_read(reply, "uu", &applied, &threads);
+        if (r < 0 || applied == 0) {
+                if (asprintf(ret_why, "%s", r < 0 ? "bad reply" : "it applied it to no thread") < 0)
+                        *ret_why = NULL;
+                return r < 0 ? r : -EBUSY;
+        }
+        return 1;
 }

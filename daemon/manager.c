@@ -864,17 +864,7 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 }
         }
 
-        if (ev->flags & LATNICE_EVENT_F_ARGS_TRUNC) {
-                /* More words than a record holds: Cmdline= must see them all, so read /proc while we can. */
-                ProcTask p = {};
-
-                if (proc_task_read(m->proc_fd, t.pid, PROC_CMDLINE, &p) >= 0 && p.stat.start_time == start) {
-                        full_argv = TAKE_PTR(p.argv);
-                        t.argv = full_argv;
-                }
-                proc_task_done(&p);
-        }
-        if (!t.argv && (ev->flags & LATNICE_EVENT_F_ARGS)) {
+        if (ev->flags & LATNICE_EVENT_F_ARGS) {
                 size_t len = ev->args_len < LATNICE_ARGS_LEN ? ev->args_len : LATNICE_ARGS_LEN;
 
                 memcpy(args, exe + ev->exe_len, len);
@@ -882,6 +872,34 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 t.argv_truncated = split_args(args, len, argv, ELEMENTSOF(argv)) ||
                                    (ev->flags & LATNICE_EVENT_F_ARGS_TRUNC);
                 t.argv = argv;
+                if (t.argv_truncated) {
+                        /* More than the record holds: Cmdline= must see every word, so read /proc while we can. */
+                        ProcTask p = {};
+
+                        if (proc_task_read(m->proc_fd, t.pid, PROC_CMDLINE, &p) >= 0 && p.stat.start_time == start) {
+                                full_argv = TAKE_PTR(p.argv);
+                                t.argv = full_argv;
+                                t.argv_truncated = false;
+                        }
+                        proc_task_done(&p);
+                }
+                if (t.argv_truncated) {
+                        /* Gone before we could read it: say so (CmdlineTruncated, latnicectl status). */
+                        m->cmdline_truncated++;
+                        log_debug("PID %u: exited before its whole command line could be read; Cmdline= rules saw "
+                                  "its first %zu bytes.", ev->pid, len);
+                }
+        }
+        if (!(ev->flags & LATNICE_EVENT_F_ARGS) && m->filter.want_args) {
+                /* The program could not read argv (not paged in): /proc can. */
+                ProcTask p = {};
+
+                if (proc_task_read(m->proc_fd, t.pid, PROC_CMDLINE, &p) >= 0 && p.stat.start_time == start) {
+                        full_argv = TAKE_PTR(p.argv);
+                        t.argv = full_argv;
+                } else
+                        m->cmdline_truncated++;
+                proc_task_done(&p);
         }
         if (m->needs_names) {
                 t.user = cached_name(m, ev->uid, false, user, sizeof(user));

@@ -112,7 +112,8 @@ typedef struct Manager {
         uint64_t tasks_applied;
         uint64_t apply_errors;
         uint64_t rescans;
-        uint64_t unit_walks;   /* cgroup subtrees of units walked (unit rules without the knob) */
+        uint64_t unit_walks;
+        uint64_t cmdline_truncated; /* execs whose Cmdline= words were cut (record full, process gone) */   /* cgroup subtrees of units walked (unit rules without the knob) */
         uint64_t reloads;
         size_t prune_at;     /* table size at which dead entries are dropped next */
         bool ready;

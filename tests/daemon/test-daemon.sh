@@ -61,7 +61,14 @@ rules <<'CONF'
 [Process sleeper]
 Comm=lnt-sleep lnt-probe
 LatencyNice=-10
+
+[Process many-words]
+Comm=lnt-words
+Cmdline=needle-word
+LatencyNice=-10
 CONF
+printf '#!/bin/sh\nsleep "$1"\n' > "$T/lnt-words"
+chmod 755 "$T/lnt-words"
 
 # --- BPF source: matched exec, unmatched exec, 1 ms process, restore on SIGTERM
 start_daemon || exit 1
@@ -74,6 +81,9 @@ sleep 0.2
 "$T/lnt-probe" "$SLICE10" 0 0 1000 3>"$T/probe.out"
 read -r _ before _ _ applied _ < "$T/probe.out"
 [ "$applied" != 0 ] && ok "a process living 1 ms after main() is applied (before main: $before)" || fail "1 ms process not applied"
+# Cmdline= sees every word, also past the 64 a record is split into
+bg "$T/lnt-words" 30 $(printf 'w%.0s ' $(seq 100)) needle-word; W=$LAST
+expect_slice "$W" "$SLICE10" "Cmdline= matches the 102nd word of a command line"
 grep -q "lnt-sleep\[$M\]: LatencyNice=-10 from \[Process sleeper\] /etc/latnice.d/50-test.conf:1" "$T/log" &&
         ok "decision logged with rule file:line" || fail "decision not logged"
 "$T/lnt-sleep" 0.1 & E=$!; wait $E

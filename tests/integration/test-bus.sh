@@ -251,6 +251,15 @@ check "latnicectl reload as root" in_ "$CTL" reload
 check "latnicectl profile lists quiet as active" sh -c "$L exec $NAME $CTL profile | grep -q '^\* quiet'"
 check "latnicectl profile loud as root" in_ "$CTL" profile loud
 check "latnicectl profile quiet as root" in_ "$CTL" profile quiet
+# latnicectl run: an explicit value wins over the rule matching the command (sleepers, 5)
+RUNPID=$(in_ sh -c "$CTL run -l -3 -- sleep 302 >/dev/null 2>&1 & echo \$!")
+runtask() { in_ busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u "$RUNPID"; }
+check "latnicectl run -l -3 -- sleep: the exec happened" eventually 10 sh -c "$L exec $NAME cat /proc/$RUNPID/comm | grep -qx sleep"
+sleep 1 # the daemon has seen the exec by now
+out=$(runtask)
+check "  sleep keeps -3, recorded as manual, not the rule's 5 (got: ${out:0:50})" \
+        grep -q '^sissssta(ussiitb) "sleep" -3 "manual"' <<< "$out"
+in_ kill "$RUNPID" 2>/dev/null
 
 # --- Reloaded signal ----------------------------------------------------------------------------
 in_ timeout 5 busctl monitor --match "type='signal',interface='org.latnice1.Manager',member='Reloaded'" \
