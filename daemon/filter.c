@@ -86,6 +86,30 @@ static int add_names(FilterName **list, size_t *n, char * const *values, size_t 
         return 0;
 }
 
+/*
+ * Exe= with a path matches the file (its inode), however it was executed:
+ * /usr/bin/python3 is the file python3.11 too. The kernel side knows only
+ * a name, so the name of the file the path resolves to is allowed as well.
+ */
+static int add_exe_targets(FilterName **list, size_t *n, char * const *values, size_t max) {
+        for (char * const *v = values; *v; v++) {
+                _cleanup_(freep) char *target = NULL;
+                char *one[2];
+
+                if ((*v)[0] != '/' || string_is_glob(*v))
+                        continue;
+                target = realpath(*v, NULL);
+                if (!target || strcmp(base_of(target), base_of(*v)) == 0 ||
+                    !name_expressible(base_of(target), max, &(FilterName) {}))
+                        continue;
+                one[0] = target;
+                one[1] = NULL;
+                if (add_names(list, n, one, max, true) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int add_strv(char ***list, char * const *values) {
         for (char * const *v = values; *v; v++)
                 if (!strv_contains(*list, *v) && strv_extend(list, *v) < 0)
@@ -110,7 +134,8 @@ int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
                 if (all_expressible(rule->match[MATCH_COMM], 16, false))
                         r = add_names(&f.comm, &f.n_comm, rule->match[MATCH_COMM], 16, false);
                 else if (all_expressible(rule->match[MATCH_EXE], 32, true))
-                        r = add_names(&f.exe, &f.n_exe, rule->match[MATCH_EXE], 32, true);
+                        r = add_names(&f.exe, &f.n_exe, rule->match[MATCH_EXE], 32, true) ?:
+                            add_exe_targets(&f.exe, &f.n_exe, rule->match[MATCH_EXE], 32);
                 else if (all_expressible(rule->match[MATCH_PARENT], 16, false))
                         r = add_names(&f.parent, &f.n_parent, rule->match[MATCH_PARENT], 16, false);
                 else if (ids_expressible(rule->match[MATCH_USER]))

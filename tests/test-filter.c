@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The prefilter spec: one cheap key per rule, widening instead of losing matches. */
 
+#include <unistd.h>
+
 #include "filter.h"
 #include "rules.h"
 #include "tests.h"
@@ -78,9 +80,31 @@ static void test_widen(void) {
         filter_spec_done(&f);
 }
 
+/* Exe=/usr/bin/python3 is the file python3.11 too: the kernel side must let that name through. */
+static void test_exe_symlink(void) {
+        const char *dir = test_tmpdir();
+        _cleanup_(freep) char *conf = NULL;
+        RuleSet *s;
+        FilterSpec f = {};
+
+        test_write(dir, "bin/python3.11", "");
+        ASSERT_EQ(symlink("python3.11", test_path(dir, "bin/python3")), 0);
+        ASSERT_TRUE(asprintf(&conf, "[Process p]\nExe=%s\nLatencyNice=-1\n", test_path(dir, "bin/python3")) > 0);
+        s = load(conf);
+        ASSERT_EQ(filter_spec_build(s, 4096, &f), 0);
+        ASSERT_TRUE(!f.pass_all);
+        ASSERT_EQ(f.n_exe, 2);
+        ASSERT_STREQ(f.exe[0].name, "python3");
+        ASSERT_STREQ(f.exe[1].name, "python3.11");
+        ASSERT_TRUE(f.exe[1].exact);
+        filter_spec_done(&f);
+        rule_set_free(s);
+}
+
 int main(void) {
         test_keys();
         test_widen();
+        test_exe_symlink();
         printf("test-filter: ok\n");
         return 0;
 }
