@@ -57,102 +57,36 @@ typedef struct ManagerUnits {
  * The knobs we wrote (with what they held before) and the units we asked for
  * CPUAccounting=yes go to <state_dir>/units, so that a latniced restarted
  * after a crash gives them back like the one that wrote them would have.
- * Lines: "knob\tBEFORE\tVALUE\tCGROUP" and "cpu-accounting\tUNIT".
  */
-static char *units_state_path(Manager *m) {
-        char *p;
-
-        if (asprintf(&p, "%s/units", m->options.state_dir ?: LATNICE_STATE_DIR) < 0)
-                return NULL;
-        return p;
-}
-
-static bool state_field_ok(const char *s) {
-        return s && *s && !strpbrk(s, "\t\n");
+static const char *units_state_dir(Manager *m) {
+        return m->options.state_dir ?: LATNICE_STATE_DIR;
 }
 
 static void units_save(Manager *m) {
         ManagerUnits *u = m->units_state;
-        _cleanup_(freep) char *path = NULL, *tmp = NULL;
-        FILE *f;
-        int fd;
+        int r;
 
         if (m->options.dry_run || !u)
                 return;
-        path = units_state_path(m);
-        if (!path || asprintf(&tmp, "%s.XXXXXX", path) < 0)
-                return (void) log_oom();
-        if (u->n_knobs == 0 && strv_length(u->asked_cpu_accounting) == 0) {
-                if (unlink(path) < 0 && errno != ENOENT)
-                        log_warning_errno(errno, "Failed to remove %s: %m", path);
-                return;
-        }
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return (void) log_warning_errno(errno, "Failed to write %s: %m", path);
-        f = fdopen(fd, "w");
-        if (!f) {
-                close(fd);
-                (void) unlink(tmp);
-                return (void) log_oom();
-        }
-        for (size_t i = 0; i < u->n_knobs; i++)
-                if (state_field_ok(u->knobs[i].cgroup))
-                        fprintf(f, "knob\t%d\t%d\t%s\n", u->knobs[i].before, u->knobs[i].value, u->knobs[i].cgroup);
-        for (char **n = u->asked_cpu_accounting; n && *n; n++)
-                if (state_field_ok(*n))
-                        fprintf(f, "cpu-accounting\t%s\n", *n);
-        if (fflush(f) != 0 || ferror(f) || fclose(f) != 0) {
-                log_warning_errno(errno ?: EIO, "Failed to write %s: %m", path);
-                (void) unlink(tmp);
-                return;
-        }
-        if (rename(tmp, path) < 0) {
-                log_warning_errno(errno, "Failed to write %s: %m", path);
-                (void) unlink(tmp);
-        }
+        r = state_units_write(units_state_dir(m), u->knobs, u->n_knobs, u->asked_cpu_accounting);
+        if (r < 0)
+                log_warning_errno(r, "Failed to write %s/units: %m", units_state_dir(m));
 }
 
 static void units_load(Manager *m, ManagerUnits *u) {
-        _cleanup_(freep) char *path = units_state_path(m), *line = NULL;
-        _cleanup_(fclosep) FILE *f = NULL;
-        size_t sz = 0;
-        unsigned n = 0;
+        unsigned skipped = 0;
+        int r;
 
-        if (!path || m->options.dry_run)
+        if (m->options.dry_run)
                 return;
-        f = fopen(path, "re");
-        if (!f) {
-                if (errno != ENOENT)
-                        log_warning_errno(errno, "Failed to read %s: %m", path);
-                return;
-        }
-        while (getline(&line, &sz, f) > 0) {
-                char *cg = NULL, *name;
-                int before, value, off = 0;
-
-                line[strcspn(line, "\n")] = 0;
-                if (sscanf(line, "knob\t%d\t%d\t%n", &before, &value, &off) == 2 && off > 0 &&
-                    before >= -20 && before <= 19 && value >= -20 && value <= 19 && state_field_ok(line + off) && line[off] == '/') {
-                        UnitKnob *nk = reallocarray(u->knobs, u->n_knobs + 1, sizeof(UnitKnob));
-
-                        cg = strdup(line + off);
-                        if (!nk || !cg) {
-                                free(cg);
-                                return (void) log_oom();
-                        }
-                        u->knobs = nk;
-                        u->knobs[u->n_knobs++] = (UnitKnob) { .cgroup = cg, .before = before, .value = value };
-                        n++;
-                } else if (strncmp(line, "cpu-accounting\t", 15) == 0 && (name = line + 15) && state_field_ok(name)) {
-                        if (strv_extend(&u->asked_cpu_accounting, name) < 0)
-                                return (void) log_oom();
-                        n++;
-                } else if (*line)
-                        log_warning("%s: ignoring a line that is not ours.", path);
-        }
-        if (n > 0)
-                log_info("Took over %u cgroup knob(s) and CPUAccounting= request(s) from the latniced before us.", n);
+        r = state_units_read(units_state_dir(m), &u->knobs, &u->n_knobs, &u->asked_cpu_accounting, &skipped);
+        if (r < 0)
+                log_warning_errno(r, "Failed to read %s/units: %m", units_state_dir(m));
+        if (skipped > 0)
+                log_warning("%s/units: ignored %u line(s) that are not latniced's.", units_state_dir(m), skipped);
+        if (u->n_knobs > 0 || u->asked_cpu_accounting)
+                log_info("Took over %zu cgroup knob(s) and %zu CPUAccounting= request(s) from the latniced before us.",
+                         u->n_knobs, strv_length(u->asked_cpu_accounting));
 }
 
 static ManagerUnits *units_get(Manager *m) {

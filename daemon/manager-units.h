@@ -5,6 +5,7 @@
 #include "cgroup.h"
 #include "manager.h"
 #include "match.h"
+#include "state.h"
 
 /* Called on every (re)connection to the system bus: subscribe to systemd1, list units, apply. */
 int manager_units_on_connected(Manager *m);
@@ -38,11 +39,7 @@ void manager_units_free(Manager *m);
  * The cgroup-knob path, kept apart so it can be tested on a fake tree. A
  * UnitKnob remembers one cgroup whose knob we wrote and what it held before.
  */
-typedef struct UnitKnob {
-        char *cgroup; /* NULL: not written yet */
-        int before;   /* the knob's value before our first write */
-        int value;    /* what we wrote last */
-} UnitKnob;
+typedef StateKnob UnitKnob; /* state.h: remembered across restarts */
 
 /*
  * Writes value to the cgroup's knob. The first write records the previous

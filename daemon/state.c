@@ -224,3 +224,83 @@ void state_record_from_applied(const AppliedProcess *e, StateRecord *ret) {
         };
         memcpy(ret->comm, e->comm, sizeof(ret->comm));
 }
+
+/* ---- dir/units ---------------------------------------------------------- */
+
+static bool units_field_ok(const char *s) {
+        return s && *s && !strpbrk(s, "\t\n");
+}
+
+int state_units_write(const char *dir, const StateKnob *knobs, size_t n_knobs, char * const *asked) {
+        _cleanup_(freep) char *path = path_join(dir, "units"), *tmp = NULL;
+        FILE *f;
+        int fd, r = 0;
+
+        if (!path || asprintf(&tmp, "%s.XXXXXX", path) < 0)
+                return -ENOMEM;
+        if (n_knobs == 0 && strv_length(asked) == 0)
+                return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        f = fdopen(fd, "w");
+        if (!f) {
+                r = -errno;
+                close(fd);
+                (void) unlink(tmp);
+                return r;
+        }
+        for (size_t i = 0; i < n_knobs; i++)
+                if (units_field_ok(knobs[i].cgroup) && knobs[i].cgroup[0] == '/')
+                        fprintf(f, "knob\t%d\t%d\t%s\n", knobs[i].before, knobs[i].value, knobs[i].cgroup);
+        for (char * const *a = asked; a && *a; a++)
+                if (units_field_ok(*a))
+                        fprintf(f, "cpu-accounting\t%s\n", *a);
+        if (fflush(f) != 0 || ferror(f))
+                r = -(errno ?: EIO);
+        if (fclose(f) != 0 && r == 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(tmp);
+        return r;
+}
+
+int state_units_read(const char *dir, StateKnob **knobs, size_t *n_knobs, char ***asked, unsigned *ret_skipped) {
+        _cleanup_(freep) char *path = path_join(dir, "units"), *line = NULL;
+        _cleanup_(fclosep) FILE *f = NULL;
+        unsigned skipped = 0;
+        size_t sz = 0;
+
+        if (!path)
+                return -ENOMEM;
+        f = fopen(path, "re");
+        if (!f)
+                return errno == ENOENT ? 0 : -errno;
+        while (getline(&line, &sz, f) > 0) {
+                int before, value, off = 0;
+
+                line[strcspn(line, "\n")] = 0;
+                if (sscanf(line, "knob\t%d\t%d\t%n", &before, &value, &off) == 2 && off > 0 && before >= -20 &&
+                    before <= 19 && value >= -20 && value <= 19 && line[off] == '/' && units_field_ok(line + off)) {
+                        StateKnob *nk = reallocarray(*knobs, *n_knobs + 1, sizeof(StateKnob));
+                        char *cg;
+
+                        if (!nk)
+                                return -ENOMEM;
+                        *knobs = nk;
+                        cg = strdup(line + off);
+                        if (!cg)
+                                return -ENOMEM;
+                        nk[(*n_knobs)++] = (StateKnob) { .cgroup = cg, .before = before, .value = value };
+                } else if (strncmp(line, "cpu-accounting\t", 15) == 0 && units_field_ok(line + 15)) {
+                        if (!strv_contains(*asked, line + 15) && strv_extend(asked, line + 15) < 0)
+                                return -ENOMEM;
+                } else if (*line)
+                        skipped++;
+        }
+        if (ret_skipped)
+                *ret_skipped = skipped;
+        return 0;
+}

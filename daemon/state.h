@@ -79,3 +79,23 @@ pid_t state_file_remove(StateFile *f, uint32_t slot);
 
 /* A record for an applied-table entry. */
 void state_record_from_applied(const AppliedProcess *e, StateRecord *ret);
+
+/*
+ * The cgroup side, in dir/units (text, rewritten whole; it changes only as
+ * units come and go): the cgroup knobs latniced wrote, with what they held
+ * before, and the units it asked systemd for CPUAccounting=yes.
+ */
+typedef struct StateKnob {
+        char *cgroup; /* NULL: not written yet */
+        int before;   /* the knob's value before our first write */
+        int value;    /* what we wrote last */
+} StateKnob;
+
+/* Writes the file (tmp + rename); with nothing to remember, removes it. */
+int state_units_write(const char *dir, const StateKnob *knobs, size_t n_knobs, char * const *asked);
+/*
+ * Reads it, appending to *knobs and *asked. Lines that are not ours (bad
+ * values, relative paths) are skipped and counted in *ret_skipped.
+ * 0 also when there is no file.
+ */
+int state_units_read(const char *dir, StateKnob **knobs, size_t *n_knobs, char ***asked, unsigned *ret_skipped);

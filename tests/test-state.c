@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* state.c: records survive a close (crash) and come back in order; moves keep the file dense; another key empties it. */
 
+#include <errno.h>
+#include <sys/stat.h>
+
 #include "state.h"
 #include "tests.h"
 #include "util.h"
@@ -32,7 +35,59 @@ static StateRecord rec(pid_t pid) {
         return r;
 }
 
+/* dir/units: what the unit side set survives a restart; lines that are not ours are skipped. */
+static void test_units(void) {
+        const char *dir = test_tmpdir();
+        StateKnob knobs[] = {
+                { .cgroup = (char *) "/game.slice", .before = 0, .value = -10 },
+                { .cgroup = (char *) "/a.slice/b\tc.service", .before = 1, .value = 2 }, /* not writable: skipped */
+                { .cgroup = (char *) "/user.slice", .before = 3, .value = 19 },
+        };
+        char *asked[] = { (char *) "game.slice", (char *) "x\ny.service", NULL };
+        StateKnob *got = NULL;
+        char **got_asked = NULL;
+        size_t n = 0;
+        unsigned skipped = 7;
+        struct stat st;
+
+        ASSERT_EQ(state_units_read(dir, &got, &n, &got_asked, &skipped), 0); /* no file yet */
+        ASSERT_EQ(n, 0);
+        ASSERT_EQ(state_units_write(dir, knobs, ELEMENTSOF(knobs), asked), 0);
+        ASSERT_EQ(state_units_read(dir, &got, &n, &got_asked, &skipped), 0);
+        ASSERT_EQ(n, 2);
+        ASSERT_STREQ(got[0].cgroup, "/game.slice");
+        ASSERT_EQ(got[0].before, 0);
+        ASSERT_EQ(got[0].value, -10);
+        ASSERT_STREQ(got[1].cgroup, "/user.slice");
+        ASSERT_EQ(got[1].value, 19);
+        ASSERT_EQ(strv_length(got_asked), 1);
+        ASSERT_STREQ(got_asked[0], "game.slice");
+        ASSERT_EQ(skipped, 0);
+        for (size_t i = 0; i < n; i++)
+                free(got[i].cgroup);
+        free(got);
+        got = NULL;
+        n = 0;
+        got_asked = strv_free(got_asked);
+
+        /* somebody else's file: out-of-range values, relative paths, junk */
+        test_write(dir, "units", "knob\t-21\t0\t/a\nknob\t0\t20\t/b\nknob\t0\t1\trelative\nknob\t0\t1\t\n"
+                                 "garbage\ncpu-accounting\t\nknob\t5\t-5\t/ok.slice\n");
+        ASSERT_EQ(state_units_read(dir, &got, &n, &got_asked, &skipped), 0);
+        ASSERT_EQ(n, 1);
+        ASSERT_STREQ(got[0].cgroup, "/ok.slice");
+        ASSERT_EQ(skipped, 6);
+        ASSERT_TRUE(!got_asked);
+        free(got[0].cgroup);
+        free(got);
+
+        /* nothing left to remember: no file */
+        ASSERT_EQ(state_units_write(dir, NULL, 0, NULL), 0);
+        ASSERT_TRUE(stat(test_path(dir, "units"), &st) < 0 && errno == ENOENT);
+}
+
 int main(void) {
+        test_units();
         const char *dir = test_path(test_tmpdir(), "state");
         StateKey key = { .backend = 2, .base_slice_ns = 1400000 }, other = key;
         StateFile *f = NULL;

@@ -11,7 +11,9 @@ LatencyNice=-10) and measures, in one run:
     maximum rate, every 100th exec a probe: daemon CPU per 1000 execs,
     missed probes, and the maximum rate with latniced against without it
     (interleaved off/on rounds after a warm-up);
-  - RSS, and CPU and wakeups while idle.
+  - RSS, the start-up high-water mark (VmHWM), and CPU and wakeups while idle;
+  - ring-buffer overflows over the whole run (--cmdline-rule adds a
+    Cmdline= rule, so every record carries the command line).
 Results are ratios and percentiles from this run; nothing here is a test.
 """
 import argparse
@@ -39,12 +41,16 @@ def ctxt_switches(pid):
     return v
 
 
-def rss_kb(pid):
+def status_kb(pid, field):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def rss_kb(pid):
+    return status_kb(pid, "VmRSS")
 
 
 def bpf_prog_stats():
@@ -98,6 +104,8 @@ class Daemon:
         self.root = root
         self.proc = None
         self.log = open(os.path.join(root, "latniced.log"), "w+")
+        self.overflows = 0
+        self.hwm_kb = 0
 
     def start(self):
         extra = []
@@ -125,6 +133,7 @@ class Daemon:
         """Stops the daemon; returns its exec->applied summary line, if any."""
         line = None
         if self.proc:
+            self.hwm_kb = max(self.hwm_kb, status_kb(self.proc.pid, "VmHWM"))
             self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(timeout=20)
             self.proc = None
@@ -132,6 +141,8 @@ class Daemon:
             for l in self.log:
                 if l.startswith("exec->applied"):
                     line = l.strip()
+                if "ring buffer overflowed" in l:
+                    self.overflows += 1
             self.log.seek(0)
             self.log.truncate()
         return line
@@ -147,6 +158,8 @@ def main():
     ap.add_argument("--storm-secs", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--daemon-arg", action="append", default=[])
+    ap.add_argument("--cmdline-rule", action="store_true",
+                    help="add a Cmdline= rule (records carry argv), as in issue 11's ring-buffer target")
     args = ap.parse_args()
 
     if os.geteuid() != 0:
@@ -157,6 +170,8 @@ def main():
     os.makedirs(os.path.join(root, "etc/latnice.d"))
     with open(os.path.join(root, "etc/latnice.d/50-bench.conf"), "w") as f:
         f.write("[Process bench-probe]\nComm=lnprobe\nLatencyNice=-10\n")
+        if args.cmdline_rule:
+            f.write("[Process bench-cmdline]\nCmdline=--no-such-word\nLatencyNice=5\n")
     base, expect = subprocess.check_output([args.spawn, "base"], text=True).split()
     out = os.path.join(root, "probes.txt")
 
@@ -263,12 +278,16 @@ def run_all(args, d, root, base, expect, run_seq, run_storm):
 
     d.start()
     results.append(("RSS", f"{rss_kb(d.proc.pid)/1024:.2f} MB", "<= 4 MB"))
+    results.append(("start-up high-water mark (VmHWM, max over the run)",
+                    f"{max(d.hwm_kb, status_kb(d.proc.pid, 'VmHWM'))/1024:.2f} MB", ""))
     c0, w0 = schedstat(d.proc.pid), ctxt_switches(d.proc.pid)
     time.sleep(5)
     c1, w1 = schedstat(d.proc.pid), ctxt_switches(d.proc.pid)
     results.append(("idle 5 s: CPU / wakeups", f"{(c1-c0)/1e3:.0f} us / {w1-w0}", "~0"))
     d.stop()
 
+    results.append(("ring-buffer overflows over the run" + (" (with a Cmdline= rule)" if args.cmdline_rule else ""),
+                    f"{d.overflows}", "0"))
     w = max(len(r[0]) for r in results)
     for name, val, target in results:
         print(f"{name:<{w}}  {val:>22}  {('target ' + target) if target else ''}")
