@@ -48,7 +48,7 @@ start_daemon() { # extra args...
         : > "$T/log"
         "$LATNICED" --root "$T/root" --state-dir "$T/state" --no-profile --no-bus --log-level debug "$@" >"$T/log" 2>&1 &
         DPID=$!
-        for _ in $(seq 100); do grep -q "^Ready:" "$T/log" && return 0; kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
+        for _ in $(seq 600); do grep -q "^Ready:" "$T/log" && return 0; kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
         echo "latniced did not get ready:"; cat "$T/log"; return 1
 }
 stop_daemon() {
