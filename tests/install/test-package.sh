@@ -81,7 +81,7 @@ check "latnice_${version}_amd64.deb was built" [ -f "$deb" ] || exit 1
 cp "$deb" "$WORK/debs/"
 
 # lintian: no errors, and no warning that debian/latnice.lintian-overrides does not explain
-lintian --display-info "$WORK/src/latnice_${version}_amd64.changes" > "$WORK/lintian.log" 2>&1
+lintian --display-info --show-overrides "$WORK/src/latnice_${version}_amd64.changes" > "$WORK/lintian.log" 2>&1
 lint_rc=$?
 grep -v '^running with root privileges' "$WORK/lintian.log" | sed 's/^/     /'
 check "lintian ran (exit $lint_rc)" [ "$lint_rc" = 0 -o "$lint_rc" = 1 ]
@@ -156,6 +156,11 @@ check "dpkg: latnice $version is installed" \
         [ "$(in_ dpkg-query -W -f='${Status} ${Version}' latnice)" = "install ok installed $version" ]
 check "postinst enabled latniced.service (Debian's default)" [ "$(in_ systemctl is-enabled latniced.service)" = enabled ]
 check "postinst started it" eventually 10 running_ok
+check "the enablement link is in the overlay's /etc, not the host's" \
+        [ -L "$WORK/overlay/etc/upper/systemd/system/multi-user.target.wants/latniced.service" -a \
+          ! -e /etc/systemd/system/multi-user.target.wants/latniced.service ]
+named_latnice() { find "$WORK"/overlay/{etc,usr,var}/upper \( -name '*latnice*' -o -name 'latniced*' -o -name 'org.latnice1*' \) 2>/dev/null; }
+check "what dpkg wrote is in the overlay ($(named_latnice | wc -l) paths named after latnice)" [ -n "$(named_latnice)" ]
 check "systemctl enable --now latniced" in_ systemctl enable --now latniced.service
 check "latniced.service is active (running)" running_ok || {
         in_ journalctl -u latniced.service --no-pager -o cat | tail -n 30; exit 1; }
@@ -257,6 +262,7 @@ check "  every file but the configuration is gone${left:+ (left: $left)}" [ -z "
 check "  the configuration stays: latniced.conf as the administrator left it, the drop-in" \
         in_ sh -c 'grep -qx Profile=gaming /etc/latnice/latniced.conf && test -f /etc/latnice.d/50-lntest.conf'
 
+check "  /run/latnice stays (RuntimeDirectoryPreserve=yes, for a reinstall)" in_ test -d /run/latnice
 in_ rm /etc/latnice.d/50-lntest.conf # the administrator's own file: purge leaves those
 check "apt-get purge latnice" apt_ purge latnice
 check "  dpkg knows no latnice" [ -z "$(in_ dpkg-query -W -f='${Status}' latnice 2>/dev/null | grep -v '^unknown ok not-installed$')" ]
@@ -266,7 +272,7 @@ check "  /run/latnice (what latniced remembered) is gone" in_ test ! -e /run/lat
 left=$(in_ find /etc/systemd /var/lib/systemd /lib/systemd/system -name 'latniced*' 2>/dev/null)
 check "  no unit, enablement link or deb-systemd-helper state${left:+ (left: $left)}" [ -z "$left" ]
 # everything dpkg and apt wrote went to the overlay: nothing there may still be named after us
-left=$(find "$WORK"/overlay/{etc,usr,var}/upper \( -name '*latnice*' -o -name 'latniced*' -o -name 'org.latnice1*' \) 2>/dev/null)
+left=$(named_latnice)
 check "  nothing named after latnice left in /etc, /usr, /var${left:+ (left: $left)}" [ -z "$left" ]
 check "  lnt-before and lnt-after still at the default slice" both_at "$base"
 
