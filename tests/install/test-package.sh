@@ -95,7 +95,7 @@ grep -v '^#' "$HERE/files.txt" > "$WORK/files"
 check "the package ships exactly files.txt (less usr/share/doc)" \
         diff -u --label files.txt --label package "$WORK/files" "$WORK/deb-files"
 # and the tree dpkg-buildpackage configured, installed with meson install
-meson install -C "$WORK/src/latnice/obj-x86_64-linux-gnu" --no-rebuild --quiet --destdir "$WORK/dest" >/dev/null 2>&1
+meson install -C "$WORK/src/latnice/obj-$(dpkg-architecture -qDEB_HOST_GNU_TYPE)" --no-rebuild --quiet --destdir "$WORK/dest" >/dev/null 2>&1
 "$HERE/list-files.py" destdir "$WORK/dest" > "$WORK/dest-files"
 check "meson install of the package's own build tree installs the same files" \
         diff -u --label package --label "meson install" "$WORK/deb-files" "$WORK/dest-files"
