@@ -258,7 +258,8 @@ check "  latniced is stopped" [ "$(unit ActiveState)" = inactive ]
 check "  every value restored: lnt-before and lnt-after at the default slice" both_at "$base"
 check "  dpkg: only the configuration is left" \
         [ "$(in_ dpkg-query -W -f='${Status}' latnice)" = "deinstall ok config-files" ]
-left=$(existing $(grep -v '^/etc/' "$WORK/files"))
+mapfile -t paths < <(grep -v '^/etc/' "$WORK/files")
+left=$(existing "${paths[@]}")
 check "  every file but the configuration is gone${left:+ (left: $left)}" [ -z "$left" ]
 check "  the configuration stays: latniced.conf as the administrator left it, the drop-in" \
         in_ sh -c 'grep -qx Profile=gaming /etc/latnice/latniced.conf && test -f /etc/latnice.d/50-lntest.conf'
@@ -267,7 +268,8 @@ check "  /run/latnice stays (RuntimeDirectoryPreserve=yes, for a reinstall)" in_
 in_ rm /etc/latnice.d/50-lntest.conf # the administrator's own file: purge leaves those
 check "apt-get purge latnice" apt_ purge latnice
 check "  dpkg knows no latnice" [ -z "$(in_ dpkg-query -W -f='${Status}' latnice 2>/dev/null | grep -v '^unknown ok not-installed$')" ]
-left=$(existing $(cat "$WORK/files"))
+mapfile -t paths < "$WORK/files"
+left=$(existing "${paths[@]}")
 check "  no path of files.txt exists (/etc/latnice, /etc/latnice.d too)${left:+ (left: $left)}" [ -z "$left" ]
 check "  /run/latnice (what latniced remembered) is gone" in_ test ! -e /run/latnice
 left=$(in_ find /etc/systemd /var/lib/systemd /lib/systemd/system -name 'latniced*' 2>/dev/null)
