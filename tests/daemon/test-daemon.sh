@@ -178,6 +178,42 @@ expect_slice "$A" "$BASE" "SIGTERM restores values that are still ours"
 [ "$(slice_of "$B")" = "$FOREIGN" ] && ok "SIGTERM leaves a foreign value alone" || fail "foreign value undone"
 kill "$A" "$B"
 
+# --- a main thread that calls pthread_exit() is not the process exiting
+cp "$(readlink -f /usr/bin/python3)" "$T/lnt-pyexit"
+rules <<'CONF'
+[Process sleeper]
+Comm=lnt-sleep lnt-pyexit
+LatencyNice=-10
+CONF
+start_daemon || exit 1
+bg "$T/lnt-pyexit" -c '
+import ctypes, threading, time
+threading.Thread(target=time.sleep, args=(30,)).start()
+time.sleep(0.5)
+ctypes.CDLL(None).pthread_exit(None)'; P=$LAST
+expect_slice "$P" "$SLICE10" "a process whose main thread will call pthread_exit() gets its value"
+for _ in $(seq 50); do grep -q '^State:.*Z' "/proc/$P/status" && break; sleep 0.1; done
+PT=$(ls "/proc/$P/task" | grep -vx "$P" | head -1)
+"$T/lnt-other" 0.1   # the exit record goes out with the next exec
+sleep 0.3
+stop_daemon
+st=$(awk '/^se.slice/ {print $3}' "/proc/$P/task/$PT/sched" 2>/dev/null)
+[ "$st" = "$BASE" ] && ok "its other thread is restored on SIGTERM: the process was not taken for gone" ||
+        fail "after the main thread's pthread_exit() the process was forgotten: thread $PT kept se.slice ${st:-gone}"
+kill "$P" 2>/dev/null
+
+# --- kill -9 and a restart lose nothing: the second latniced restores what the first one set
+start_daemon || exit 1
+bg "$T/lnt-sleep" 30; K=$LAST
+expect_slice "$K" "$SLICE10" "the first latniced sets the value"
+kill -9 "$DPID"; wait "$DPID" 2>/dev/null; DPID=
+start_daemon || exit 1
+grep -q "Took over 1 processes" "$T/log" && ok "the second latniced says it took over what the first one set" ||
+        fail "no word of taking over: $(head -5 "$T/log")"
+stop_daemon
+expect_slice "$K" "$BASE" "after kill -9 and a restart, SIGTERM restores the first latniced's value"
+kill "$K"
+
 # --- the plain tracepoint (fallback for kernels whose BTF lacks what tp_btf needs), and --dry-run
 # libbpf finds a plain tracepoint through tracefs, which systemd mounts on every boot but
 # this test machine may lack: mount it for the test, unmount it afterwards.
