@@ -10,7 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then echo "needs root (BPF, sched_setattr on other proc
 if [ ! -e /sys/kernel/btf/vmlinux ]; then echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; fi
 
 T=$(mktemp -d /tmp/latnice-daemon-test.XXXXXX)
-DPID= PIDS=()
+DPID= PIDS=() BIGGROUP=
 FAILS=0
 TRACEFS_MOUNTED=
 cleanup() {
@@ -18,6 +18,7 @@ cleanup() {
         [ -n "$TRACEFS_MOUNTED" ] && umount /sys/kernel/tracing
         for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
         wait 2>/dev/null
+        [ -n "$BIGGROUP" ] && groupdel "$BIGGROUP" 2>/dev/null
         rm -rf "$T"
 }
 trap cleanup EXIT
@@ -312,6 +313,39 @@ expect_slice "$Y" "$SLICE10" "a latnice.d made again is followed again"
 kill "$X" "$Y"
 stop_daemon
 rm -rf "$T/root/etc/latnice.d"
+
+# --- Group= by name, for a group too big for a small NSS buffer (getgrgid_r: ERANGE)
+BIGGROUP=lntbig$$
+if groupadd "$BIGGROUP" 2>/dev/null; then
+        # 600 members of 20 characters: a 12 kB group line (members need not exist for NSS files)
+        members=$(for i in $(seq 600); do printf 'lnt-member-%09d,' "$i"; done)
+        /usr/bin/python3 - "$BIGGROUP" "${members%,}" <<'PY'
+import ctypes, sys
+libc = ctypes.CDLL(None)
+assert libc.lckpwdf() == 0, "cannot lock the user database"
+try:
+    lines = open("/etc/group").read().splitlines()
+    lines = [l + sys.argv[2] if l.startswith(sys.argv[1] + ":") else l for l in lines]
+    open("/etc/group", "w").write("\n".join(lines) + "\n")
+finally:
+    libc.ulckpwdf()
+PY
+        rules <<CONF
+[Process big-group]
+Comm=lnt-sleep
+Group=$BIGGROUP
+LatencyNice=-10
+CONF
+        start_daemon || exit 1
+        bg setpriv --regid="$BIGGROUP" --clear-groups "$T/lnt-sleep" 30; G=$LAST
+        expect_slice "$G" "$SLICE10" "Group= names a group whose entry is 12 kB long"
+        stop_daemon
+        kill "$G" 2>/dev/null
+        groupdel "$BIGGROUP" && BIGGROUP=
+        rm -rf "$T/root/etc/latnice.d"
+else
+        fail "groupadd $BIGGROUP failed: cannot test a big group"
+fi
 
 # --- thousands of rules: loads, prefilter stays bounded
 mkdir -p "$T/root/etc/latnice.d"
