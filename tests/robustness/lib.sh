@@ -20,7 +20,7 @@ NAME=${NAME_PREFIX:-robust}-$$
 STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 IN=/run/lnrobust        # $WORK as seen inside
 PY=/usr/bin/python3
-SAN_OPTS_ASAN="detect_leaks=1:abort_on_error=1:log_path=$IN/san/asan"
+SAN_OPTS_ASAN="detect_leaks=1:abort_on_error=1:log_path=$IN/san/asan${SAN_EXTRA:+:$SAN_EXTRA}"
 SAN_OPTS_UBSAN="halt_on_error=1:print_stacktrace=1:log_path=$IN/san/ubsan"
 T0=$EPOCHSECONDS
 host_pids=()
