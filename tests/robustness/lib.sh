@@ -119,7 +119,8 @@ method, sig, args = sys.argv[1], sys.argv[2], sys.argv[3:]
 def conv(c, a):
     if c == "u": return dbus.UInt32(int(a))
     if c == "i": return dbus.Int32(int(a))
-    if c == "h": return dbus.types.UnixFd(int(a))
+    if c == "h":  # "pid:N": a pidfd of N; else an fd number
+        return dbus.types.UnixFd(os.pidfd_open(int(a[4:])) if a.startswith("pid:") else int(a))
     return a
 vals = [conv(c, a) for c, a in zip(sig, args)]
 o = dbus.Interface(dbus.SystemBus().get_object("org.latnice1", "/org/latnice1", introspect=False),
@@ -130,7 +131,32 @@ try:
 except dbus.DBusException as e:
     print("ERROR", e.get_dbus_name(), "|", e.get_dbus_message())
 PYEOF
+
+        # setslice.py SLICE_NS PROG ARGS...: a foreign custom slice on itself, then exec PROG
+        cat > "$WORK/setslice.py" <<'PYEOF'
+import ctypes, os, struct, sys
+attr = struct.pack("=IIQiIQQQ", 48, 0, 0, 0, 0, int(sys.argv[1]), 0, 0)
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.syscall(314, 0, ctypes.c_char_p(attr), 0) != 0:  # SYS_sched_setattr on x86_64
+    sys.exit("sched_setattr: " + os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[2], sys.argv[2:])
+PYEOF
         chmod -R a+rX "$WORK"
+}
+
+# spawn NAME CMD...: CMD runs inside, detached (its parent is the container's systemd), as the
+# same process (exec); its namespace pid is printed and kept in $WORK/NAME.pid.
+spawn() {
+        local f=$1 i
+        shift
+        rm -f "$WORK/$f.pid"
+        in_ setsid -f sh -c 'echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$IN/$f.pid" "$@" \
+                </dev/null >/dev/null 2>&1
+        for ((i = 0; i < 50; i++)); do
+                [[ -s $WORK/$f.pid ]] && break
+                sleep 0.1
+        done
+        cat "$WORK/$f.pid"
 }
 
 call() { in_ $PY "$IN/call.py" "$@"; }
