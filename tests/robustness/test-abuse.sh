@@ -7,7 +7,8 @@
 NAME_PREFIX=rb-abuse
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 robust_setup
-B=$WORK/bin
+B=$WORK/bin   # the host side
+I=$IN/bin     # the same, inside
 ODD1=$'lnt-odd\xff'                            # not UTF-8 at all
 ODD2=$'lnt-odd-\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9'   # 16 bytes: comm cuts it inside the 4th e-acute
 ODD3=$'lnt-odd\xfe\xfd'
@@ -58,7 +59,7 @@ check "files and dirs made and removed in etc/, run/, usr/lib/ of the root: Relo
 mkdir "$WORK/root/run/latnice.d"
 printf '[Process late]\nComm=lnt-late\nLatencyNice=9\n' > "$WORK/root/run/latnice.d/10-late.conf"
 check "run/latnice.d created after start is followed: Reloads grows" eventually 5 [ "$(prop Reloads)" -gt "$r1" ]
-p=$(spawn late "$B/lnt-late" 300)
+p=$(spawn late "$I/lnt-late" 300)
 check "a rule dropped in the new run/latnice.d applies ($(wait_slice "$p" "$(S 9)" 2>&1))" wait_slice "$p" "$(S 9)"
 r2=$(prop Reloads)
 rm -rf "$WORK/root/run/latnice.d"
@@ -67,14 +68,14 @@ mkdir "$WORK/root/run/latnice.d"
 printf '[Process late]\nComm=lnt-late\nLatencyNice=11\n' > "$WORK/root/run/latnice.d/10-late.conf"
 r3=$(prop Reloads)
 check "run/latnice.d recreated is followed again" eventually 5 [ "$(prop Reloads)" -gt "$r2" ]
-p=$(spawn late2 "$B/lnt-late" 300)
+p=$(spawn late2 "$I/lnt-late" 300)
 check "a rule in the recreated run/latnice.d applies ($(wait_slice "$p" "$(S 11)" 2>&1))" wait_slice "$p" "$(S 11)"
 note "Reloads: $r0 at start, $r1 after the storm, $r2, $r3, $(prop Reloads) at the end"
 
 # ---- non-UTF-8 names (defect 3) -----------------------------------------------------------------
-o1=$(spawn odd1 setpriv --reuid=65534 --regid=65534 --clear-groups "$B/$ODD1" 300)
-o2=$(spawn odd2 setpriv --reuid=65534 --regid=65534 --clear-groups "$B/$ODD2" 300)
-o3=$(spawn odd3 "$B/$ODD1" 300)   # root's
+o1=$(spawn odd1 setpriv --reuid=65534 --regid=65534 --clear-groups "$I/$ODD1" 300)
+o2=$(spawn odd2 setpriv --reuid=65534 --regid=65534 --clear-groups "$I/$ODD2" 300)
+o3=$(spawn odd3 "$I/$ODD1" 300)   # root's
 note "odd processes: nobody's $o1 (\\xff), $o2 (comm cut mid-character: $(in_ od -An -c "/proc/$o2/comm" | tr -s ' ')), root's $o3"
 for p in "$o1" "$o2" "$o3"; do
         check "odd name $p matches the glob rule ($(wait_slice "$p" "$(S 4)" 2>&1))" wait_slice "$p" "$(S 4)"
@@ -104,13 +105,13 @@ in_ timeout 6 dbus-monitor --system "type='signal',interface='org.latnice1.Manag
         > "$WORK/applied-odd.log" 2>&1 &
 mon=$!
 sleep 1.5
-o4=$(spawn odd4 "$B/$ODD3" 300)
+o4=$(spawn odd4 "$I/$ODD3" 300)
 wait $mon
 check "root receives Applied for an odd name ($(grep -a -o 'string "lnt-odd[^"]*"' "$WORK/applied-odd.log" | head -1))" \
         grep -qa 'string "lnt-odd' "$WORK/applied-odd.log"
 
 # ---- nobody reading root's command line (defect 8) ---------------------------------------------
-s1=$(spawn secret1 "$B/lnt-secret" -c 'sleep 1000; :' --lnt-marker "$SECRET")
+s1=$(spawn secret1 "$I/lnt-secret" -c 'sleep 1000; :' --lnt-marker "$SECRET")
 check "root's secret process is matched by the Cmdline= rule ($(wait_slice "$s1" "$(S 2)" 2>&1))" wait_slice "$s1" "$(S 2)"
 N=$WORK/nobody-saw
 {
@@ -138,7 +139,7 @@ m2=$!
 in_ timeout 6 dbus-monitor --system "type='signal',sender='org.latnice1'" > "$WORK/root-mon.log" 2>&1 &
 m3=$!
 sleep 1.5
-s2=$(spawn secret2 "$B/lnt-secret" -c 'sleep 1000; :' --lnt-marker "$SECRET")
+s2=$(spawn secret2 "$I/lnt-secret" -c 'sleep 1000; :' --lnt-marker "$SECRET")
 wait $m1 $m2 $m3
 cat "$WORK/nobody-mon.log" "$WORK/nobody-busctl.log" >> "$N"
 note "nobody's view: $(wc -l < "$N") lines, e.g. $(grep -m1 -a NotYourProcess "$N" | cut -c1-90)"
@@ -157,7 +158,7 @@ check "as root the secret word is visible (the check above can fail)" grep -qa -
 check "root received the Applied signal of the second secret process" grep -qa 'member=Applied' "$WORK/root-mon.log"
 
 # ---- the Threads=main bypass (defect 7) --------------------------------------------------------
-t=$(spawn threads setpriv --reuid=65534 --regid=65534 --clear-groups "$B/lnt-threads" 4)
+t=$(spawn threads setpriv --reuid=65534 --regid=65534 --clear-groups "$I/lnt-threads" 5)   # 5 threads in all
 for ((i = 0; i < 50; i++)); do [[ $(in_ ls "/proc/$t/task" 2>/dev/null | wc -l) == 5 ]] && break; sleep 0.1; done
 tids=$(in_ ls "/proc/$t/task" | grep -vx "$t" | tr '\n' ' ')
 check "nobody's process $t has 4 more threads ($tids)" [ "$(wc -w <<< "$tids")" = 4 ]
@@ -183,7 +184,7 @@ check "every thread has 5 now" others_at "$(S 5)"
 check "the main thread too" [ "$(slice_in "$t")" = "$(S 5)" ]
 
 # ---- a user namespace faking Exe= (defect 9) ---------------------------------------------------
-e=$(spawn exe "$B/lnt-exe" 300)
+e=$(spawn exe "$I/lnt-exe" 300)
 check "control: root's real $IN/bin/lnt-exe gets the Exe= rule's -10 ($(wait_slice "$e" "$(S -10)" 2>&1))" \
         wait_slice "$e" "$(S -10)"
 if as_nobody unshare -Urm true 2>/dev/null; then
@@ -211,8 +212,8 @@ fi
 
 # ---- Override=no and a foreign slice a little off the default (defect 10) ------------------------
 FOREIGN=$((BASE + 50000))
-fp=$(spawn foreign $PY "$IN/setslice.py" "$FOREIGN" "$B/lnt-foreign" 300)
-fp2=$(spawn foreign2 $PY "$IN/setslice.py" "$FOREIGN" "$B/lnt-foreign2" 300)
+fp=$(spawn foreign $PY "$IN/setslice.py" "$FOREIGN" "$I/lnt-foreign" 300)
+fp2=$(spawn foreign2 $PY "$IN/setslice.py" "$FOREIGN" "$I/lnt-foreign2" 300)
 check "control: Override=yes replaces the foreign slice $FOREIGN ($(wait_slice "$fp2" "$(S 6)" 2>&1))" \
         wait_slice "$fp2" "$(S 6)"
 check "Override=no leaves the foreign slice $FOREIGN alone (slice $(slice_in "$fp"))" [ "$(slice_in "$fp")" = "$FOREIGN" ]
