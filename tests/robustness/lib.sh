@@ -133,13 +133,16 @@ except dbus.DBusException as e:
 PYEOF
 
         # setslice.py SLICE_NS PROG ARGS...: a foreign custom slice on itself, then exec PROG
+        # setslice.py SLICE_NS --pid PID: the same on a running process (its main thread)
         cat > "$WORK/setslice.py" <<'PYEOF'
 import ctypes, os, struct, sys
 attr = struct.pack("=IIQiIQQQ", 48, 0, 0, 0, 0, int(sys.argv[1]), 0, 0)
 libc = ctypes.CDLL(None, use_errno=True)
-if libc.syscall(314, 0, ctypes.c_char_p(attr), 0) != 0:  # SYS_sched_setattr on x86_64
+pid = int(sys.argv[3]) if sys.argv[2] == "--pid" else 0
+if libc.syscall(314, pid, ctypes.c_char_p(attr), 0) != 0:  # SYS_sched_setattr on x86_64
     sys.exit("sched_setattr: " + os.strerror(ctypes.get_errno()))
-os.execv(sys.argv[2], sys.argv[2:])
+if not pid:
+    os.execv(sys.argv[2], sys.argv[2:])
 PYEOF
         chmod -R a+rX "$WORK"
 }
