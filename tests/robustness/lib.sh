@@ -56,10 +56,11 @@ chmod 755 "$WORK"
 robust_cleanup() {
         local p
         for p in "${host_pids[@]}"; do kill "$p" 2>/dev/null; done
-        [[ $(type -t robust_cleanup_extra) == function ]] && robust_cleanup_extra
         if [[ $started == 1 && -d $STATE ]]; then
                 "$L" stop "$NAME" --kill >/dev/null 2>&1
         fi
+        # after the container: its processes are gone (userdel refuses users with processes)
+        [[ $(type -t robust_cleanup_extra) == function ]] && robust_cleanup_extra
         rm -rf -- "$WORK"
 }
 trap robust_cleanup EXIT
