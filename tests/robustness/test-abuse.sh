@@ -131,12 +131,14 @@ in_ timeout 6 dbus-monitor --system "type='signal',sender='org.latnice1'" > "$WO
 m3=$!
 sleep 1.5
 s2=$(spawn secret2 "$I/lnt-secret" -c 'sleep 1000; :' --lnt-marker "$SECRET")
+call Reload - >/dev/null   # a Reloaded signal, which everybody may receive: the listeners work
 wait $m1 $m2 $m3
 cat "$WORK/nobody-mon.log" "$WORK/nobody-busctl.log" >> "$N"
 note "nobody's view: $(wc -l < "$N") lines, e.g. $(grep -m1 -a NotYourProcess "$N" | cut -c1-90)"
 check "nobody's GetTask/Explain of root's process are refused" \
         [ "$(grep -c '^ERROR org.latnice1.Error.NotYourProcess' "$N")" -ge 4 ]
 check "the secret word appears nowhere in what nobody got" bash -c "! grep -qa -- '$SECRET' '$N'"
+check "nobody's dbus-monitor works (it received Reloaded)" grep -qa 'member=Reloaded' "$WORK/nobody-mon.log"
 check "nobody sees no Applied signal for root's process" bash -c "! grep -qa 'member=Applied' '$WORK/nobody-mon.log'"
 {
         call GetTask u "$s1"
