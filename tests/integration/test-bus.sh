@@ -174,6 +174,9 @@ for p in Version Backend BackendReason EventSource Profile RuleFiles RuleErrors 
         check "nobody reads $p" as_nobody busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager "$p"
 done
 check "nobody introspects" as_nobody busctl introspect org.latnice1 /org/latnice1
+# defect 12: the system-wide profile is an administrator's choice, even for the seated user
+act=$(in_ pkaction --verbose --action-id org.latnice1.set-profile 2>&1)
+check "polkit: set-profile needs auth_admin_keep for the active session" grep -q "implicit active: *auth_admin_keep" <<< "$act"
 check "nobody calls GetTask on its own process" as_nobody busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u "$NB"
 out=$(call_nobody GetTask u "$SLEEPER")
 check "nobody: GetTask of root's process is NotYourProcess (got: $out)" expect_error org.latnice1.Error.NotYourProcess "$out"
