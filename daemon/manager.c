@@ -2075,7 +2075,7 @@ int manager_run(Manager *m) {
                 }
                 for (size_t k = 0; k < n_done; k++)
                         manager_forget_full(m, done[k], false);
-                log_info("Restored the previous values of %zu processes.", n);
+                log_notice("Restored the previous values of %zu processes.", n);
         }
         m->state = state_file_close(m->state, state_file_size(m->state) > 0);
         return 0;
