@@ -74,6 +74,7 @@ typedef struct Manager {
         FilterSpec filter;
         bool needs_cgroup;   /* some rule matches on cgroup or unit */
         bool needs_names;    /* some rule matches User=/Group= by name */
+        bool needs_exe;      /* some rule matches Exe=: resolve the executable's path */
         bool needs_parent;
 
         SchedProbe probe;
