@@ -1646,10 +1646,13 @@ static int manager_on_inotify(sd_event_source *s, int fd, uint32_t revents, void
         unsigned changes = 0;
         int r;
 
-        manager_leave_realtime(m);
+        /* Reading is bounded and most events are for names we do not follow: stay realtime for that. */
         r = dir_watch_read(m->dir_watch, &changes);
         if (r < 0)
                 log_warning_errno(r, "Failed to read inotify events: %m");
+        if (changes == 0)
+                return 0;
+        manager_leave_realtime(m);
         if (changes & DIR_WATCH_CHANGED_LAYOUT)
                 (void) manager_refresh_watches(m);
         if (changes & DIR_WATCH_CHANGED_NSS) {

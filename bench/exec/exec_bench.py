@@ -173,7 +173,9 @@ def main():
         if args.cmdline_rule:
             f.write("[Process bench-cmdline]\nCmdline=--no-such-word\nLatencyNice=5\n")
     base, expect = subprocess.check_output([args.spawn, "base"], text=True).split()
-    out = os.path.join(root, "probes.txt")
+    # outside the rule tree: files made in it would wake the daemon's directory watches
+    outdir = tempfile.mkdtemp(prefix="latnice-bench-out-")
+    out = os.path.join(outdir, "probes.txt")
 
     def run_seq(n, threads, live_us):
         if os.path.exists(out):
@@ -195,6 +197,7 @@ def main():
     finally:
         d.stop()
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(outdir, ignore_errors=True)
 
 
 def run_all(args, d, root, base, expect, run_seq, run_storm):
