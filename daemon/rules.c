@@ -310,6 +310,8 @@ static void parse_begin_section(ParseContext *c, char *line, size_t len) {
                 *sp = 0;
                 sp++;
                 sp += strspn(sp, " \t");
+                for (size_t l = strlen(sp); l > 0 && (sp[l - 1] == ' ' || sp[l - 1] == '\t'); l--)
+                        sp[l - 1] = 0;
         }
 
         if (strcmp(name, "Process") == 0)
@@ -326,10 +328,15 @@ static void parse_begin_section(ParseContext *c, char *line, size_t len) {
                 parse_error(c, c->reader.line, "section [%s] has no name: write [%s NAME]; section ignored", name, name);
                 return;
         }
-        if (strpbrk(sp, " \t")) {
-                parse_error(c, c->reader.line, "section name '%s' contains white space; section ignored", sp);
-                return;
-        }
+        /* Names may carry spaces ([Process Zup! 5]): they are shown as written, between the brackets. */
+        for (const char *p = sp; *p; p++)
+                if ((unsigned char) *p < ' ' || *p == 0x7f) {
+                        parse_error(c, c->reader.line,
+                                    "section name '%s' contains a tab or a control character: name the rule with "
+                                    "letters, digits, spaces and punctuation, e.g. [%s %s]; section ignored",
+                                    sp, rule_kind_to_string(kind), "My Game");
+                        return;
+                }
         c->cur.name = strdup(sp);
         if (!c->cur.name)
                 c->oom = -ENOMEM;
@@ -357,29 +364,37 @@ static bool parse_on_line(void *userdata, char *line, size_t len, int max) {
 }
 
 static int parse_words(ParseContext *c, const char *key, const char *value, char ***list, MatchKey k) {
-        _cleanup_(freep) char *copy = NULL;
-        char *saveptr = NULL;
+        _cleanup_(strv_freep) char **words = NULL;
+        const char *why = NULL;
+        int q;
 
         if (isempty(value)) {
                 /* Empty assignment resets the list, as in systemd unit files. */
                 *list = strv_free(*list);
                 return 0;
         }
-        copy = strdup(value);
-        if (!copy)
-                return -ENOMEM;
-        for (char *w = strtok_r(copy, " \t", &saveptr); w; w = strtok_r(NULL, " \t", &saveptr)) {
-                if (k == MATCH_COMM && strlen(w) > 15 && !string_is_glob(w)) {
+        q = strv_split_quoted(value, &words, &why);
+        if (q == -ENOMEM)
+                return q;
+        if (q < 0) {
+                parse_error(c, c->reader.line, "%s=%s: %s", key, value, why);
+                return 0;
+        }
+        for (char **w = words; w && *w; w++) {
+                size_t l = strlen(*w);
+
+                if (k == MATCH_COMM && l > 15 && !string_is_glob(*w)) {
+                        /* The kernel keeps 15 bytes, not characters: "Zup! 5.exe" fits, many UTF-8 names do not. */
                         parse_error(c, c->reader.line,
-                                    "%s=%s can never match: the kernel keeps only 15 characters of a command name; "
-                                    "use Exe= or a glob", key, w);
+                                    "Comm=\"%s\" can never match: it is %zu bytes and the kernel keeps only the first 15 "
+                                    "bytes of a command name; use Exe=\"%s\" (the file name) instead", *w, l, *w);
                         continue;
                 }
-                if ((k == MATCH_CGROUP) && w[0] != '/' && !string_is_glob(w)) {
-                        parse_error(c, c->reader.line, "%s=%s must be an absolute cgroup path or a glob", key, w);
+                if ((k == MATCH_CGROUP) && (*w)[0] != '/' && !string_is_glob(*w)) {
+                        parse_error(c, c->reader.line, "%s=%s must be an absolute cgroup path or a glob", key, *w);
                         continue;
                 }
-                if (strv_extend(list, w) < 0)
+                if (strv_extend(list, *w) < 0)
                         return -ENOMEM;
         }
         return 0;
