@@ -102,6 +102,7 @@ Manager *manager_free(Manager *m) {
                 close(m->proc_fd);
         applied_table_free(m->applied);
         filter_spec_done(&m->filter);
+        match_index_free(m->index);
         rule_set_free(m->rules);
         free(m->profile);
         free(m->profile_path);
@@ -701,7 +702,7 @@ static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, ui
                 e = NULL;
         }
 
-        r = match_task(m->rules, t, false, &mr);
+        r = match_index_task(m->index, t, false, &mr);
         if (r < 0)
                 return log_oom();
         rule = mr.rule;
@@ -1506,6 +1507,7 @@ int manager_update_filter(Manager *m) {
 }
 
 int manager_reload(Manager *m, bool startup) {
+        _cleanup_(match_index_freep) MatchIndex *index = NULL;
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         _cleanup_(freep) char *name = NULL, *path = NULL;
         size_t active = 0;
@@ -1535,6 +1537,19 @@ int manager_reload(Manager *m, bool startup) {
                 log_info("Loaded %zu rules from %zu files (profile %s), %zu errors.", s->n_rules, active,
                          name ?: "none", s->n_errors);
 
+        r = match_index_new(s, &index);
+        if (r < 0)
+                return log_error_errno(r, "Failed to index the rules: %m");
+        {
+                MatchIndexStats st;
+
+                match_index_stats(index, &st);
+                log_debug("Rule index: %zu process rules by name, %zu tried for every process, %zu names, %zu kB.",
+                          st.indexed, st.unindexed, st.entries, st.bytes / 1024);
+        }
+
+        match_index_free(m->index);
+        m->index = TAKE_PTR(index);
         rule_set_free(m->rules);
         m->rules = TAKE_PTR(s);
         free(m->profile);

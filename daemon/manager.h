@@ -71,6 +71,7 @@ typedef struct Manager {
         char *profile;       /* active profile name, NULL for none */
         char *profile_path;
         RuleSet *rules;
+        MatchIndex *index;   /* over rules: what decides an exec */
         FilterSpec filter;
         bool needs_cgroup;   /* some rule matches on cgroup or unit */
         bool needs_names;    /* some rule matches User=/Group= by name */

@@ -39,23 +39,28 @@ static const char *basename_of(const char *p) {
         return s ? s + 1 : p;
 }
 
+/* The kernel appends " (deleted)" once the binary was replaced (e.g. by an upgrade). */
+static const char *exe_trimmed(const char *exe, char *buf, size_t size) {
+        size_t l = strlen(exe);
+
+        if (l > 10 && l < size && strcmp(exe + l - 10, " (deleted)") == 0) {
+                memcpy(buf, exe, l - 10);
+                buf[l - 10] = 0;
+                return buf;
+        }
+        return exe;
+}
+
 static bool exe_matches(const char *pattern, const TaskInfo *t) {
         const char *exe = t->exe;
         char buf[4096];
-        size_t l;
 
         if (strchr(pattern, '/') && !string_is_glob(pattern) && t->exe_is)
                 /* Whatever the task's exec path or mount namespace: is it this file? (Symlinks resolve.) */
                 return t->exe_is(t, pattern, t->exe_userdata);
         if (!exe)
                 return false;
-        /* The kernel appends " (deleted)" once the binary was replaced (e.g. by an upgrade). */
-        l = strlen(exe);
-        if (l > 10 && l < sizeof(buf) && strcmp(exe + l - 10, " (deleted)") == 0) {
-                memcpy(buf, exe, l - 10);
-                buf[l - 10] = 0;
-                exe = buf;
-        }
+        exe = exe_trimmed(exe, buf, sizeof(buf));
         if (!strchr(pattern, '/'))
                 return value_matches(pattern, basename_of(exe));
         if (!value_matches(pattern, exe))
@@ -240,4 +245,517 @@ const Rule *match_unit(const RuleSet *s, const char *unit) {
                         return r;
         }
         return NULL;
+}
+
+/* ---- the index ---------------------------------------------------------- */
+
+/*
+ * Which part of a task a rule is filed under. Every value of the key the
+ * rule is filed under is an exact name or has a literal start, and keys
+ * are ANDed: a task whose names find nothing in the table cannot match the
+ * rule, so trying only what the table finds keeps the result exact.
+ */
+typedef enum IndexSlot {
+        IX_COMM,
+        IX_EXE_BASE,
+        IX_PARENT,
+        IX_CMDLINE,
+        IX_CGROUP,
+        IX_UNIT,
+        IX_USER,
+        IX_GROUP,
+        _IX_MAX,
+} IndexSlot;
+
+/* The order in which keys are tried: the most selective (and cheapest to look up) first. */
+static const struct {
+        MatchKey key;
+        IndexSlot slot;
+} index_order[] = {
+        { MATCH_COMM, IX_COMM },       { MATCH_EXE, IX_EXE_BASE }, { MATCH_PARENT, IX_PARENT },
+        { MATCH_CMDLINE, IX_CMDLINE }, { MATCH_CGROUP, IX_CGROUP }, { MATCH_UNIT, IX_UNIT },
+        { MATCH_USER, IX_USER },       { MATCH_GROUP, IX_GROUP },
+};
+
+typedef struct IndexEntry {
+        uint64_t hash;
+        const char *key;  /* a rule's value, or an unescaped copy in MatchIndex.strings */
+        uint32_t len;
+        uint8_t slot;
+        bool prefix;      /* key is a literal start, not a whole name */
+        uint32_t n_rules; /* 1: rule holds the index; more: rules[] */
+        union {
+                uint32_t rule;
+                uint32_t *rules;
+        };
+        uint32_t alloc;
+} IndexEntry;
+
+struct MatchIndex {
+        const RuleSet *set;
+        IndexEntry *entries;
+        size_t n_entries, alloc_entries;
+        uint32_t *table; /* open addressing: entry index + 1, 0 = free */
+        size_t table_size; /* power of two */
+        /* distinct prefix lengths per slot, ascending */
+        uint32_t *prefix_lens[_IX_MAX];
+        size_t n_prefix_lens[_IX_MAX];
+        bool slot_used[_IX_MAX];
+        uint32_t *unindexed; /* process rules without an indexable key, ascending */
+        size_t n_unindexed, n_indexed;
+        char **strings; /* unescaped literals the entries point to */
+        size_t n_strings;
+        uint32_t *cand;  /* scratch: candidate rule indices of one lookup */
+        size_t n_cand, alloc_cand;
+        size_t bytes;
+};
+
+static uint64_t index_hash(IndexSlot slot, bool prefix, const char *s, size_t len) {
+        uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+        h = (h ^ (uint64_t) (slot * 2 + prefix)) * 0x100000001b3ULL;
+        for (size_t i = 0; i < len; i++)
+                h = (h ^ (unsigned char) s[i]) * 0x100000001b3ULL;
+        return h ^ (h >> 29);
+}
+
+static IndexEntry *index_find(const MatchIndex *ix, IndexSlot slot, bool prefix, const char *s, size_t len) {
+        uint64_t h;
+        size_t mask;
+
+        if (ix->table_size == 0)
+                return NULL;
+        h = index_hash(slot, prefix, s, len);
+        mask = ix->table_size - 1;
+        for (size_t i = h & mask;; i = (i + 1) & mask) {
+                uint32_t e = ix->table[i];
+                IndexEntry *x;
+
+                if (e == 0)
+                        return NULL;
+                x = &ix->entries[e - 1];
+                if (x->hash == h && x->slot == slot && x->prefix == prefix && x->len == len &&
+                    memcmp(x->key, s, len) == 0)
+                        return x;
+        }
+}
+
+static int index_grow_table(MatchIndex *ix) {
+        size_t size = ix->table_size ? ix->table_size * 2 : 64;
+        uint32_t *t = calloc(size, sizeof(uint32_t));
+
+        if (!t)
+                return -ENOMEM;
+        for (size_t e = 0; e < ix->n_entries; e++) {
+                size_t i = ix->entries[e].hash & (size - 1);
+
+                while (t[i])
+                        i = (i + 1) & (size - 1);
+                t[i] = (uint32_t) e + 1;
+        }
+        free(ix->table);
+        ix->table = t;
+        ix->table_size = size;
+        return 0;
+}
+
+static int index_add(MatchIndex *ix, IndexSlot slot, bool prefix, const char *key, size_t len, uint32_t rule) {
+        IndexEntry *x = index_find(ix, slot, prefix, key, len);
+        int r;
+
+        if (x) {
+                uint32_t last = x->n_rules == 1 ? x->rule : x->rules[x->n_rules - 1];
+
+                if (last == rule)
+                        return 0; /* two values of one rule */
+                if (x->n_rules == 1) {
+                        uint32_t *v = malloc(4 * sizeof(uint32_t));
+
+                        if (!v)
+                                return -ENOMEM;
+                        v[0] = x->rule;
+                        x->rules = v;
+                        x->alloc = 4;
+                } else if (x->n_rules == x->alloc) {
+                        uint32_t *v = reallocarray(x->rules, x->alloc * 2, sizeof(uint32_t));
+
+                        if (!v)
+                                return -ENOMEM;
+                        x->rules = v;
+                        x->alloc *= 2;
+                }
+                x->rules[x->n_rules++] = rule;
+                return 0;
+        }
+        if (ix->n_entries == ix->alloc_entries) {
+                size_t na = ix->alloc_entries ? ix->alloc_entries * 2 : 64;
+                IndexEntry *v = reallocarray(ix->entries, na, sizeof(IndexEntry));
+
+                if (!v)
+                        return -ENOMEM;
+                ix->entries = v;
+                ix->alloc_entries = na;
+        }
+        if ((ix->n_entries + 1) * 4 > ix->table_size * 3) {
+                r = index_grow_table(ix);
+                if (r < 0)
+                        return r;
+        }
+        ix->entries[ix->n_entries] = (IndexEntry) {
+                .hash = index_hash(slot, prefix, key, len),
+                .key = key,
+                .len = (uint32_t) len,
+                .slot = (uint8_t) slot,
+                .prefix = prefix,
+                .n_rules = 1,
+                .rule = rule,
+        };
+        {
+                size_t i = ix->entries[ix->n_entries].hash & (ix->table_size - 1);
+
+                while (ix->table[i])
+                        i = (i + 1) & (ix->table_size - 1);
+                ix->table[i] = (uint32_t) ix->n_entries + 1;
+        }
+        ix->n_entries++;
+        if (prefix) {
+                size_t n = ix->n_prefix_lens[slot], at = 0;
+                uint32_t *v;
+
+                while (at < n && ix->prefix_lens[slot][at] < len)
+                        at++;
+                if (at < n && ix->prefix_lens[slot][at] == len)
+                        return 0;
+                v = reallocarray(ix->prefix_lens[slot], n + 1, sizeof(uint32_t));
+                if (!v)
+                        return -ENOMEM;
+                memmove(v + at + 1, v + at, (n - at) * sizeof(uint32_t));
+                v[at] = (uint32_t) len;
+                ix->prefix_lens[slot] = v;
+                ix->n_prefix_lens[slot]++;
+        }
+        return 0;
+}
+
+/*
+ * What one value can be filed under: the name itself, the unescaped whole
+ * of a glob that has no glob characters left (Foo\[Steam].exe), or the
+ * literal start of a glob. False if there is none (a glob that starts
+ * with '*', an Exe= path, which matches by inode).
+ */
+typedef struct IndexKey {
+        const char *key;
+        size_t len;
+        bool prefix;
+        char *copy; /* owned, when key is an unescaped literal */
+} IndexKey;
+
+static bool index_key_of(MatchKey k, const char *v, IndexKey *ret) {
+        bool whole;
+        size_t n;
+        char *buf;
+
+        *ret = (IndexKey) {};
+        if (k == MATCH_EXE && strchr(v, '/')) {
+                const char *tail = strrchr(v, '/') + 1;
+
+                /*
+                 * A path glob matches the whole path ('*' and '?' match '/' too), so only a
+                 * literal last component says what the file name is: /usr/lib/jvm/x/java.
+                 */
+                if (!string_is_glob(v) || !*tail || strpbrk(tail, "*?[]\\"))
+                        return false;
+                *ret = (IndexKey) { .key = tail, .len = strlen(tail) };
+                return true;
+        }
+        if (!string_is_glob(v)) {
+                *ret = (IndexKey) { .key = v, .len = strlen(v) };
+                return true;
+        }
+        buf = malloc(strlen(v) + 1);
+        if (!buf)
+                return false;
+        n = glob_literal_prefix(v, buf, strlen(v) + 1, &whole);
+        if (n == 0) {
+                free(buf);
+                return false;
+        }
+        *ret = (IndexKey) { .key = buf, .len = n, .prefix = !whole, .copy = buf };
+        return true;
+}
+
+/* Can every value of the key be filed? (Nothing allocated.) */
+static bool index_key_usable(MatchKey k, char * const *values) {
+        if (!values || !values[0])
+                return false; /* an empty list matches nothing; no key: anything */
+        for (char * const *v = values; *v; v++) {
+                bool whole;
+
+                if (k == MATCH_EXE && strchr(*v, '/')) {
+                        const char *tail = strrchr(*v, '/') + 1;
+
+                        if (!string_is_glob(*v) || !*tail || strpbrk(tail, "*?[]\\"))
+                                return false;
+                } else if (string_is_glob(*v) && glob_literal_prefix(*v, NULL, 0, &whole) == 0)
+                        return false;
+        }
+        return true;
+}
+
+static int index_file_rule(MatchIndex *ix, const Rule *r, uint32_t i) {
+        for (size_t o = 0; o < ELEMENTSOF(index_order); o++) {
+                MatchKey k = index_order[o].key;
+
+                if (!index_key_usable(k, r->match[k]))
+                        continue;
+                for (char * const *v = r->match[k]; *v; v++) {
+                        IndexKey key;
+                        int q;
+
+                        if (!index_key_of(k, *v, &key))
+                                return -ENOMEM; /* usable, so only allocation can fail */
+                        q = index_add(ix, index_order[o].slot, key.prefix, key.key, key.len, i);
+                        if (key.copy) {
+                                if (q >= 0) {
+                                        ix->strings[ix->n_strings++] = key.copy;
+                                        ix->bytes += key.len + 1;
+                                } else
+                                        free(key.copy);
+                        }
+                        if (q < 0)
+                                return q;
+                        ix->slot_used[index_order[o].slot] = true;
+                }
+                return 1;
+        }
+        return 0;
+}
+
+MatchIndex *match_index_free(MatchIndex *ix) {
+        if (!ix)
+                return NULL;
+        for (size_t e = 0; e < ix->n_entries; e++)
+                if (ix->entries[e].n_rules > 1)
+                        free(ix->entries[e].rules);
+        free(ix->entries);
+        free(ix->table);
+        for (size_t s = 0; s < _IX_MAX; s++)
+                free(ix->prefix_lens[s]);
+        free(ix->unindexed);
+        for (size_t i = 0; i < ix->n_strings; i++)
+                free(ix->strings[i]);
+        free(ix->strings);
+        free(ix->cand);
+        free(ix);
+        return NULL;
+}
+
+int match_index_new(const RuleSet *s, MatchIndex **ret) {
+        _cleanup_(match_index_freep) MatchIndex *ix = NULL;
+        size_t n_values = 0;
+        int r;
+
+        ix = calloc(1, sizeof(MatchIndex));
+        if (!ix)
+                return -ENOMEM;
+        ix->set = s;
+        for (size_t i = 0; i < s->n_rules; i++)
+                for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
+                        n_values += strv_length(s->rules[i].match[k]);
+        /* At most one unescaped copy per value. */
+        ix->strings = calloc(n_values + 1, sizeof(char *));
+        ix->unindexed = calloc(s->n_rules + 1, sizeof(uint32_t));
+        if (!ix->strings || !ix->unindexed)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < s->n_rules; i++) {
+                if (s->rules[i].kind != RULE_PROCESS)
+                        continue;
+                r = index_file_rule(ix, &s->rules[i], (uint32_t) i);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        ix->n_indexed++;
+                else
+                        ix->unindexed[ix->n_unindexed++] = (uint32_t) i;
+        }
+        ix->bytes += ix->alloc_entries * sizeof(IndexEntry) + ix->table_size * sizeof(uint32_t) +
+                     (n_values + 1 + s->n_rules + 1) * sizeof(void *);
+        for (size_t e = 0; e < ix->n_entries; e++)
+                if (ix->entries[e].n_rules > 1)
+                        ix->bytes += ix->entries[e].alloc * sizeof(uint32_t);
+        *ret = TAKE_PTR(ix);
+        return 0;
+}
+
+void match_index_stats(const MatchIndex *ix, MatchIndexStats *ret) {
+        *ret = (MatchIndexStats) {
+                .indexed = ix->n_indexed,
+                .unindexed = ix->n_unindexed,
+                .entries = ix->n_entries,
+                .bytes = ix->bytes,
+        };
+}
+
+static int cand_add(MatchIndex *ix, const IndexEntry *x) {
+        const uint32_t *v = x->n_rules == 1 ? &x->rule : x->rules;
+
+        if (ix->n_cand + x->n_rules > ix->alloc_cand) {
+                size_t na = (ix->n_cand + x->n_rules) * 2;
+                uint32_t *c = reallocarray(ix->cand, na, sizeof(uint32_t));
+
+                if (!c)
+                        return -ENOMEM;
+                ix->cand = c;
+                ix->alloc_cand = na;
+        }
+        memcpy(ix->cand + ix->n_cand, v, x->n_rules * sizeof(uint32_t));
+        ix->n_cand += x->n_rules;
+        return 0;
+}
+
+/* Every entry of the slot that a task's name s finds: the name itself and each literal start it has. */
+static int index_lookup(MatchIndex *ix, IndexSlot slot, const char *s) {
+        const IndexEntry *x;
+        size_t len;
+        int r;
+
+        if (!s)
+                return 0;
+        len = strlen(s);
+        x = index_find(ix, slot, false, s, len);
+        if (x) {
+                r = cand_add(ix, x);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ix->n_prefix_lens[slot] && ix->prefix_lens[slot][i] <= len; i++) {
+                x = index_find(ix, slot, true, s, ix->prefix_lens[slot][i]);
+                if (x) {
+                        r = cand_add(ix, x);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static bool slot_used(const MatchIndex *ix, IndexSlot slot) {
+        return ix->slot_used[slot];
+}
+
+static int compare_u32(const void *a, const void *b) {
+        uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static int index_candidates(MatchIndex *ix, const TaskInfo *t) {
+        char num[16], buf[4096];
+        int r = 0;
+
+        ix->n_cand = 0;
+        r = index_lookup(ix, IX_COMM, t->comm);
+        if (r >= 0 && t->exe)
+                r = index_lookup(ix, IX_EXE_BASE, basename_of(exe_trimmed(t->exe, buf, sizeof(buf))));
+        if (r >= 0)
+                r = index_lookup(ix, IX_PARENT, t->parent_comm);
+        if (r >= 0 && t->argv && slot_used(ix, IX_CMDLINE))
+                for (char * const *a = t->argv; *a && r >= 0; a++) {
+                        const char *b = basename_of(*a);
+
+                        r = index_lookup(ix, IX_CMDLINE, *a);
+                        if (r >= 0 && b != *a)
+                                r = index_lookup(ix, IX_CMDLINE, b);
+                }
+        if (r >= 0)
+                r = index_lookup(ix, IX_CGROUP, t->cgroup);
+        if (r >= 0 && t->cgroup && slot_used(ix, IX_UNIT))
+                for (const char *p = t->cgroup; *p && r >= 0;) {
+                        const char *e;
+                        size_t len;
+
+                        p += strspn(p, "/");
+                        e = strchrnul(p, '/');
+                        len = (size_t) (e - p);
+                        /* The same components cgroup_path_in_unit() tries. */
+                        if (len > 0 && len < 256 && is_unit_name(p, len)) {
+                                memcpy(buf, p, len);
+                                buf[len] = 0;
+                                r = index_lookup(ix, IX_UNIT, buf);
+                        }
+                        p = e;
+                }
+        if (r >= 0) {
+                snprintf(num, sizeof(num), "%u", (unsigned) t->uid);
+                r = index_lookup(ix, IX_USER, num);
+        }
+        if (r >= 0)
+                r = index_lookup(ix, IX_USER, t->user);
+        if (r >= 0) {
+                snprintf(num, sizeof(num), "%u", (unsigned) t->gid);
+                r = index_lookup(ix, IX_GROUP, num);
+        }
+        if (r >= 0)
+                r = index_lookup(ix, IX_GROUP, t->group);
+        if (r < 0)
+                return r;
+        if (ix->n_cand + ix->n_unindexed > ix->alloc_cand) {
+                size_t na = (ix->n_cand + ix->n_unindexed) * 2;
+                uint32_t *c = reallocarray(ix->cand, na, sizeof(uint32_t));
+
+                if (!c)
+                        return -ENOMEM;
+                ix->cand = c;
+                ix->alloc_cand = na;
+        }
+        memcpy(ix->cand + ix->n_cand, ix->unindexed, ix->n_unindexed * sizeof(uint32_t));
+        ix->n_cand += ix->n_unindexed;
+        /* Rule order decides, as in match_task(). */
+        if (ix->n_cand > 1) {
+                size_t w = 1;
+
+                qsort(ix->cand, ix->n_cand, sizeof(uint32_t), compare_u32);
+                for (size_t i = 1; i < ix->n_cand; i++)
+                        if (ix->cand[i] != ix->cand[w - 1])
+                                ix->cand[w++] = ix->cand[i];
+                ix->n_cand = w;
+        }
+        return 0;
+}
+
+int match_index_task(MatchIndex *ix, const TaskInfo *t, bool want_shadowed, MatchResult *ret) {
+        MatchResult m = {};
+        size_t alloc = 0;
+        int r;
+
+        r = index_candidates(ix, t);
+        if (r < 0)
+                return r;
+        for (size_t c = 0; c < ix->n_cand; c++) {
+                const Rule *rule = &ix->set->rules[ix->cand[c]];
+
+                if (!match_rule(rule, t, NULL))
+                        continue;
+                if (!m.rule) {
+                        m.rule = rule;
+                        if (!want_shadowed)
+                                break;
+                        continue;
+                }
+                if (m.n_shadowed >= alloc) {
+                        const Rule **n;
+
+                        alloc = alloc ? alloc * 2 : 8;
+                        n = reallocarray(m.shadowed, alloc, sizeof(Rule *));
+                        if (!n) {
+                                match_result_done(&m);
+                                return -ENOMEM;
+                        }
+                        m.shadowed = n;
+                }
+                m.shadowed[m.n_shadowed++] = rule;
+        }
+        *ret = m;
+        return m.rule ? 1 : 0;
 }
