@@ -969,6 +969,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Reloads", "t", NULL, offsetof(Manager, reloads), 0),
         SD_BUS_PROPERTY("UnitWalks", "t", NULL, offsetof(Manager, unit_walks), 0),
         SD_BUS_PROPERTY("CmdlineTruncated", "t", NULL, offsetof(Manager, cmdline_truncated), 0),
+        SD_BUS_PROPERTY("Prefilter", "s", property_get_string, offsetof(Manager, prefilter), 0),
+        SD_BUS_PROPERTY("PrefilterMemory", "t", NULL, offsetof(Manager, prefilter_memory), 0),
         SD_BUS_PROPERTY("AppliedSignalsSuppressed", "t", property_get_suppressed, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS("GetTask",

@@ -102,6 +102,7 @@ Manager *manager_free(Manager *m) {
                 close(m->proc_fd);
         applied_table_free(m->applied);
         filter_spec_done(&m->filter);
+        free(m->prefilter);
         match_index_free(m->index);
         rule_set_free(m->rules);
         free(m->profile);
@@ -1440,7 +1441,7 @@ int manager_update_filter(Manager *m) {
         FilterSpec f = {};
         int r;
 
-        r = filter_spec_build(m->rules, LATNICE_FILTER_COMM_MAX, &f);
+        r = filter_spec_build(m->rules, FILTER_NAMES_MAX, &f);
         if (r < 0)
                 return log_oom();
         /* Units are known by cgroup id once systemd told us about them; until then let everything through. */
@@ -1470,8 +1471,11 @@ int manager_update_filter(Manager *m) {
                         }
         }
 
-        if (!m->bpf)
+        if (!m->bpf) {
+                free(m->prefilter);
+                m->prefilter = strdup("none: the event source has no in-kernel filter");
                 return 0;
+        }
         {
                 const char *unresolved = NULL;
 
@@ -1495,14 +1499,37 @@ int manager_update_filter(Manager *m) {
                 manager_arm_name_retry(m, unresolved != NULL);
         }
         r = exec_bpf_set_filter(m->bpf, &m->filter, uids, n_uids, gids, n_gids, cgroup_ids, n_cgroup_ids);
-        if (r < 0)
+        m->prefilter_memory = exec_bpf_filter_memory(m->bpf);
+        free(m->prefilter);
+        m->prefilter = NULL;
+        if (r < 0) {
                 log_warning_errno(r, "Failed to load the in-kernel prefilter, every exec wakes the daemon: %m");
-        else if (m->filter.pass_all)
+                if (asprintf(&m->prefilter, "off: the maps could not be loaded: %s", strerror(-r)) < 0)
+                        m->prefilter = NULL;
+        } else if (m->filter.pass_all) {
                 log_notice("Prefilter off: %s. Every exec wakes the daemon.", m->filter.pass_all_reason);
-        else
-                log_info("Prefilter: %zu command names, %zu binary names, %zu parent names, %zu users, %zu groups, "
-                         "%zu cgroups.", m->filter.n_comm, m->filter.n_exe, m->filter.n_parent, n_uids, n_gids,
-                         n_cgroup_ids);
+                if (asprintf(&m->prefilter, "off: %s", m->filter.pass_all_reason ?: "?") < 0)
+                        m->prefilter = NULL;
+        } else {
+                size_t ce, cp, ee, ep, pe, pp;
+
+                filter_names_count(m->filter.comm, m->filter.n_comm, &ce, &cp);
+                filter_names_count(m->filter.exe, m->filter.n_exe, &ee, &ep);
+                filter_names_count(m->filter.parent, m->filter.n_parent, &pe, &pp);
+                if (asprintf(&m->prefilter,
+                             "on: %zu command names (%zu prefixes), %zu binary names (%zu prefixes), %zu parent names "
+                             "(%zu prefixes), %zu users, %zu groups, %zu cgroups",
+                             ce, cp, ee, ep, pe, pp, n_uids, n_gids, n_cgroup_ids) < 0)
+                        m->prefilter = NULL;
+                log_info("Prefilter %s; %" PRIu64 " kB of kernel memory.", m->prefilter ?: "on",
+                         m->prefilter_memory / 1024);
+        }
+        /* In the kernel now (and compared there by digest): the lists need not stay in memory. */
+        free(m->filter.comm);
+        free(m->filter.exe);
+        free(m->filter.parent);
+        m->filter.comm = m->filter.exe = m->filter.parent = NULL;
+        m->filter.n_comm = m->filter.n_exe = m->filter.n_parent = 0;
         return 0;
 }
 

@@ -72,7 +72,9 @@ typedef struct Manager {
         char *profile_path;
         RuleSet *rules;
         MatchIndex *index;   /* over rules: what decides an exec */
-        FilterSpec filter;
+        FilterSpec filter;   /* its name lists are dropped once in the kernel */
+        char *prefilter;     /* "on: ..." or "off: why", for the bus */
+        uint64_t prefilter_memory; /* bytes of kernel memory its maps take */
         bool needs_cgroup;   /* some rule matches on cgroup or unit */
         bool needs_names;    /* some rule matches User=/Group= by name */
         bool needs_parent;
