@@ -1436,6 +1436,7 @@ static void manager_arm_name_retry(Manager *m, bool on) {
 
 int manager_update_filter(Manager *m) {
         _cleanup_(freep) uint32_t *uids = NULL, *gids = NULL;
+        struct timespec t0, t1;
         _cleanup_(freep) uint64_t *cgroup_ids = NULL;
         size_t n_uids = 0, n_gids = 0, n_cgroup_ids = 0;
         FilterSpec f = {};
@@ -1498,7 +1499,9 @@ int manager_update_filter(Manager *m) {
                 }
                 manager_arm_name_retry(m, unresolved != NULL);
         }
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         r = exec_bpf_set_filter(m->bpf, &m->filter, uids, n_uids, gids, n_gids, cgroup_ids, n_cgroup_ids);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
         m->prefilter_memory = exec_bpf_filter_memory(m->bpf);
         free(m->prefilter);
         m->prefilter = NULL;
@@ -1521,8 +1524,9 @@ int manager_update_filter(Manager *m) {
                              "(%zu prefixes), %zu users, %zu groups, %zu cgroups",
                              ce, cp, ee, ep, pe, pp, n_uids, n_gids, n_cgroup_ids) < 0)
                         m->prefilter = NULL;
-                log_info("Prefilter %s; %" PRIu64 " kB of kernel memory.", m->prefilter ?: "on",
-                         m->prefilter_memory / 1024);
+                log_info("Prefilter %s; %" PRIu64 " kB of kernel memory, loaded in %" PRIu64 " us.",
+                         m->prefilter ?: "on", m->prefilter_memory / 1024,
+                         (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000000LL + (t1.tv_nsec - t0.tv_nsec) / 1000));
         }
         /* In the kernel now (and compared there by digest): the lists need not stay in memory. */
         free(m->filter.comm);
@@ -1540,6 +1544,9 @@ int manager_reload(Manager *m, bool startup) {
         size_t active = 0;
         int r;
 
+        struct timespec t0, t1;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         r = manager_resolve_profile(m, &name, &path);
         if (r < 0)
                 return log_error_errno(r, "Failed to resolve the profile: %m");
@@ -1584,6 +1591,10 @@ int manager_reload(Manager *m, bool startup) {
         free(m->profile_path);
         m->profile_path = TAKE_PTR(path);
         (void) manager_update_filter(m);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        /* How long parsing, indexing and the prefilter took: big rule sets should not stall the loop. */
+        log_info("Rules in place after %" PRIu64 " us (parse, index, prefilter).",
+                 (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000000LL + (t1.tv_nsec - t0.tv_nsec) / 1000));
         /* The profile, and whether user names matter, may be other ones now. */
         (void) manager_refresh_watches(m);
         if (!startup) {
