@@ -62,7 +62,7 @@ static size_t print_warnings(const RuleSet *s) {
                         n++;
                 }
                 for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++)
-                        for (char **v = r->match[k]; v && *v; v++) {
+                        for (char **v = rule_match(r, k); v && *v; v++) {
                                 const char *b = letter_class(*v);
 
                                 if (!b)
@@ -190,8 +190,8 @@ static void print_rule_ref(const Rule *r) {
 
 static void print_key_values(const Rule *r, MatchKey k) {
         printf("%s=", match_key_to_string(k));
-        for (char **v = r->match[k]; v && *v; v++)
-                printf("%s%s", v == r->match[k] ? "" : " ", *v);
+        for (char **v = rule_match(r, k); v && *v; v++)
+                printf("%s%s", v == rule_match(r, k) ? "" : " ", *v);
 }
 
 static void print_task(const TaskInfo *t) {
@@ -247,7 +247,7 @@ static int explain_task(Ctl *ctl, const TaskInfo *t, bool verbose) {
                 printf(" -> LatencyNice=%d%s\n", m.rule->latency_nice, m.rule->override ? " (Override=yes)" : "");
                 printf("  because");
                 for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
-                        if (!m.rule->match[k])
+                        if (!rule_match(m.rule, k))
                                 continue;
                         printf(" %s=%s", match_key_to_string(k), match_key_matched(m.rule, k, t));
                 }

@@ -106,11 +106,11 @@ static bool ids_expressible(char * const *values) {
 }
 
 bool filter_rule_checkable(const Rule *r) {
-        return all_expressible(r->match[MATCH_COMM], LATNICE_COMM_LEN, false) ||
-               all_expressible(r->match[MATCH_EXE], LATNICE_EXE_BASE_LEN, true) ||
-               all_expressible(r->match[MATCH_PARENT], LATNICE_COMM_LEN, false) ||
-               ids_expressible(r->match[MATCH_USER]) || ids_expressible(r->match[MATCH_GROUP]) ||
-               (r->match[MATCH_UNIT] && r->match[MATCH_UNIT][0]);
+        return all_expressible(rule_match(r, MATCH_COMM), LATNICE_COMM_LEN, false) ||
+               all_expressible(rule_match(r, MATCH_EXE), LATNICE_EXE_BASE_LEN, true) ||
+               all_expressible(rule_match(r, MATCH_PARENT), LATNICE_COMM_LEN, false) ||
+               ids_expressible(rule_match(r, MATCH_USER)) || ids_expressible(rule_match(r, MATCH_GROUP)) ||
+               (rule_match(r, MATCH_UNIT) && rule_match(r, MATCH_UNIT)[0]);
 }
 
 void filter_names_count(const FilterName *names, size_t n, size_t *ret_exact, size_t *ret_prefix) {
@@ -180,25 +180,25 @@ int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
 
                 if (rule->kind != RULE_PROCESS)
                         continue;
-                if (rule->match[MATCH_CMDLINE])
+                if (rule_match(rule, MATCH_CMDLINE))
                         f.want_args = true;
                 if (f.pass_all)
                         continue;
 
-                if (all_expressible(rule->match[MATCH_COMM], LATNICE_COMM_LEN, false))
-                        r = add_names(&f.comm, &f.n_comm, &a_comm, rule->match[MATCH_COMM], LATNICE_COMM_LEN, false);
-                else if (all_expressible(rule->match[MATCH_EXE], LATNICE_EXE_BASE_LEN, true))
-                        r = add_names(&f.exe, &f.n_exe, &a_exe, rule->match[MATCH_EXE], LATNICE_EXE_BASE_LEN, true) ?:
-                            add_exe_targets(&f.exe, &f.n_exe, &a_exe, rule->match[MATCH_EXE], LATNICE_EXE_BASE_LEN);
-                else if (all_expressible(rule->match[MATCH_PARENT], LATNICE_COMM_LEN, false))
-                        r = add_names(&f.parent, &f.n_parent, &a_parent, rule->match[MATCH_PARENT], LATNICE_COMM_LEN,
+                if (all_expressible(rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN, false))
+                        r = add_names(&f.comm, &f.n_comm, &a_comm, rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN, false);
+                else if (all_expressible(rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN, true))
+                        r = add_names(&f.exe, &f.n_exe, &a_exe, rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN, true) ?:
+                            add_exe_targets(&f.exe, &f.n_exe, &a_exe, rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN);
+                else if (all_expressible(rule_match(rule, MATCH_PARENT), LATNICE_COMM_LEN, false))
+                        r = add_names(&f.parent, &f.n_parent, &a_parent, rule_match(rule, MATCH_PARENT), LATNICE_COMM_LEN,
                                       false);
-                else if (ids_expressible(rule->match[MATCH_USER]))
-                        r = add_strv(&f.users, rule->match[MATCH_USER]);
-                else if (ids_expressible(rule->match[MATCH_GROUP]))
-                        r = add_strv(&f.groups, rule->match[MATCH_GROUP]);
-                else if (rule->match[MATCH_UNIT] && rule->match[MATCH_UNIT][0])
-                        r = add_strv(&f.units, rule->match[MATCH_UNIT]);
+                else if (ids_expressible(rule_match(rule, MATCH_USER)))
+                        r = add_strv(&f.users, rule_match(rule, MATCH_USER));
+                else if (ids_expressible(rule_match(rule, MATCH_GROUP)))
+                        r = add_strv(&f.groups, rule_match(rule, MATCH_GROUP));
+                else if (rule_match(rule, MATCH_UNIT) && rule_match(rule, MATCH_UNIT)[0])
+                        r = add_strv(&f.units, rule_match(rule, MATCH_UNIT));
                 else {
                         f.pass_all = true;
                         if (asprintf(&f.pass_all_reason,

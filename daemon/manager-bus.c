@@ -269,7 +269,7 @@ static int append_rule(sd_bus_message *reply, const Rule *r) {
 }
 
 static char *rule_key_string(const Rule *r, MatchKey k) {
-        _cleanup_(freep) char *v = strv_join(r->match[k], " ");
+        _cleanup_(freep) char *v = strv_join(rule_match(r, k), " ");
         char *s;
 
         if (!v || asprintf(&s, "%s=%s", match_key_to_string(k), v) < 0)
@@ -284,7 +284,7 @@ static int append_rule_keys(sd_bus_message *reply, const Rule *r) {
         for (MatchKey k = 0; q >= 0 && r && k < _MATCH_KEY_MAX; k++) {
                 _cleanup_(freep) char *s = NULL;
 
-                if (!r->match[k])
+                if (!rule_match(r, k))
                         continue;
                 s = rule_key_string(r, k);
                 if (!s)

@@ -1459,12 +1459,12 @@ int manager_update_filter(Manager *m) {
         for (size_t i = 0; i < m->rules->n_rules; i++) {
                 const Rule *rule = &m->rules->rules[i];
 
-                if (rule->match[MATCH_CGROUP] || rule->match[MATCH_UNIT] || rule->kind == RULE_UNIT)
+                if (rule_match(rule, MATCH_CGROUP) || rule_match(rule, MATCH_UNIT) || rule->kind == RULE_UNIT)
                         m->needs_cgroup = true;
-                if (rule->match[MATCH_PARENT])
+                if (rule_match(rule, MATCH_PARENT))
                         m->needs_parent = true;
                 for (MatchKey k = MATCH_USER; k <= MATCH_GROUP; k++)
-                        for (char **v = rule->match[k]; v && *v; v++) {
+                        for (char **v = rule_match(rule, k); v && *v; v++) {
                                 uint64_t id;
 
                                 if (safe_atou64(*v, &id) < 0)

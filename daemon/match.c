@@ -170,19 +170,32 @@ static bool pattern_matches(MatchKey k, const char *pattern, const TaskInfo *t) 
         }
 }
 
-const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t) {
-        for (char * const *p = r->match[k]; p && *p; p++)
+static const char *values_matched(MatchKey k, char * const *values, const TaskInfo *t) {
+        for (char * const *p = values; p && *p; p++)
                 if (pattern_matches(k, *p, t))
                         return *p;
         return NULL;
 }
 
+const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t) {
+        return values_matched(k, rule_match(r, k), t);
+}
+
 bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed) {
+        char **p = r->values;
+
+        /* The given keys' lists lie one after the other, in key order. */
         for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
-                if (!r->match[k])
+                char **v;
+
+                if (!(r->keys & (1U << k)))
                         continue;
+                v = p;
+                while (*p)
+                        p++;
+                p++;
                 /* A key given with an empty list ("Comm=" reset) matches nothing. */
-                if (!match_key_matched(r, k, t)) {
+                if (!values_matched(k, v, t)) {
                         if (ret_failed)
                                 *ret_failed = k;
                         return false;
@@ -241,7 +254,7 @@ const Rule *match_unit(const RuleSet *s, const char *unit) {
         for (size_t i = 0; i < s->n_rules; i++) {
                 const Rule *r = &s->rules[i];
 
-                if (r->kind == RULE_UNIT && r->match[MATCH_UNIT] && any_matches(r->match[MATCH_UNIT], unit))
+                if (r->kind == RULE_UNIT && rule_match(r, MATCH_UNIT) && any_matches(rule_match(r, MATCH_UNIT), unit))
                         return r;
         }
         return NULL;
@@ -506,9 +519,9 @@ static int index_file_rule(MatchIndex *ix, const Rule *r, uint32_t i) {
         for (size_t o = 0; o < ELEMENTSOF(index_order); o++) {
                 MatchKey k = index_order[o].key;
 
-                if (!index_key_usable(k, r->match[k]))
+                if (!index_key_usable(k, rule_match(r, k)))
                         continue;
-                for (char * const *v = r->match[k]; *v; v++) {
+                for (char * const *v = rule_match(r, k); *v; v++) {
                         IndexKey key;
                         int q;
 
@@ -561,7 +574,7 @@ int match_index_new(const RuleSet *s, MatchIndex **ret) {
         ix->set = s;
         for (size_t i = 0; i < s->n_rules; i++)
                 for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
-                        n_values += strv_length(s->rules[i].match[k]);
+                        n_values += strv_length(rule_match(&s->rules[i], k));
         /* At most one unescaped copy per value. */
         ix->strings = calloc(n_values + 1, sizeof(char *));
         ix->unindexed = calloc(s->n_rules + 1, sizeof(uint32_t));

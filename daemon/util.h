@@ -35,6 +35,11 @@
                 _tfd_;                               \
         })
 
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 static inline void freep(void *p) {
         free(*(void **) p);
 }

@@ -154,17 +154,17 @@ static void test_keys(void) {
         ASSERT_TRUE(r);
         ASSERT_EQ(r->kind, RULE_PROCESS);
         ASSERT_EQ(r->line, 4);
-        ASSERT_EQ(strv_length(r->match[MATCH_COMM]), 3);
-        ASSERT_STREQ(r->match[MATCH_COMM][0], "pipewire");
-        ASSERT_STREQ(r->match[MATCH_COMM][1], "wireplumber");
-        ASSERT_STREQ(r->match[MATCH_COMM][2], "pulse*");
-        ASSERT_EQ(strv_length(r->match[MATCH_EXE]), 2);
-        ASSERT_STREQ(r->match[MATCH_CMDLINE][0], "game.exe");
-        ASSERT_STREQ(r->match[MATCH_PARENT][0], "steam");
-        ASSERT_STREQ(r->match[MATCH_USER][1], "alice");
-        ASSERT_STREQ(r->match[MATCH_GROUP][0], "audio");
-        ASSERT_STREQ(r->match[MATCH_CGROUP][0], "/user.slice/*");
-        ASSERT_STREQ(r->match[MATCH_UNIT][0], "app-*.scope");
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_COMM)), 3);
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[0], "pipewire");
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[1], "wireplumber");
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[2], "pulse*");
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_EXE)), 2);
+        ASSERT_STREQ(rule_match(r, MATCH_CMDLINE)[0], "game.exe");
+        ASSERT_STREQ(rule_match(r, MATCH_PARENT)[0], "steam");
+        ASSERT_STREQ(rule_match(r, MATCH_USER)[1], "alice");
+        ASSERT_STREQ(rule_match(r, MATCH_GROUP)[0], "audio");
+        ASSERT_STREQ(rule_match(r, MATCH_CGROUP)[0], "/user.slice/*");
+        ASSERT_STREQ(rule_match(r, MATCH_UNIT)[0], "app-*.scope");
         ASSERT_EQ(r->latency_nice, -20);
         ASSERT_EQ(r->threads, THREADS_MAIN);
         ASSERT_TRUE(r->override);
@@ -172,17 +172,17 @@ static void test_keys(void) {
         ASSERT_TRUE(rule_set_needs_cmdline(s));
 
         r = find_rule(s, "reset");
-        ASSERT_EQ(strv_length(r->match[MATCH_COMM]), 1);
-        ASSERT_STREQ(r->match[MATCH_COMM][0], "c");
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_COMM)), 1);
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[0], "c");
         ASSERT_EQ(r->threads, THREADS_ALL);
         ASSERT_TRUE(!r->override);
         ASSERT_TRUE(!r->inherit);
 
         r = find_rule(s, "game.slice");
         ASSERT_EQ(r->kind, RULE_UNIT);
-        ASSERT_STREQ(r->match[MATCH_UNIT][0], "game.slice");
+        ASSERT_STREQ(rule_match(r, MATCH_UNIT)[0], "game.slice");
         r = find_rule(s, "apps");
-        ASSERT_EQ(strv_length(r->match[MATCH_UNIT]), 2);
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_UNIT)), 2);
 }
 
 static void test_errors(void) {
@@ -338,21 +338,21 @@ static void test_quoting(void) {
 
         r = find_rule(s, "Web Content");
         ASSERT_TRUE(r);
-        ASSERT_EQ(strv_length(r->match[MATCH_COMM]), 3);
-        ASSERT_STREQ(r->match[MATCH_COMM][0], "Web Content");
-        ASSERT_STREQ(r->match[MATCH_COMM][1], "firefox");
-        ASSERT_STREQ(r->match[MATCH_COMM][2], "Isolated Web Co");
-        ASSERT_EQ(strv_length(r->match[MATCH_EXE]), 4);
-        ASSERT_STREQ(r->match[MATCH_EXE][0], "Zup! 5.exe");
-        ASSERT_STREQ(r->match[MATCH_EXE][1], "Baldur's Gate.exe"); /* a quote inside a word is a character */
-        ASSERT_STREQ(r->match[MATCH_EXE][2], "a\"b");
-        ASSERT_STREQ(r->match[MATCH_EXE][3], "Foo\\[Steam].exe"); /* the glob escape stays for fnmatch */
-        ASSERT_STREQ(r->match[MATCH_CMDLINE][0], "C:\\Games\\x.exe");
-        ASSERT_STREQ(r->match[MATCH_CMDLINE][1], "semi;colon");
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_COMM)), 3);
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[0], "Web Content");
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[1], "firefox");
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[2], "Isolated Web Co");
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_EXE)), 4);
+        ASSERT_STREQ(rule_match(r, MATCH_EXE)[0], "Zup! 5.exe");
+        ASSERT_STREQ(rule_match(r, MATCH_EXE)[1], "Baldur's Gate.exe"); /* a quote inside a word is a character */
+        ASSERT_STREQ(rule_match(r, MATCH_EXE)[2], "a\"b");
+        ASSERT_STREQ(rule_match(r, MATCH_EXE)[3], "Foo\\[Steam].exe"); /* the glob escape stays for fnmatch */
+        ASSERT_STREQ(rule_match(r, MATCH_CMDLINE)[0], "C:\\Games\\x.exe");
+        ASSERT_STREQ(rule_match(r, MATCH_CMDLINE)[1], "semi;colon");
 
         r = find_rule(s, "trailing spaces");
         ASSERT_TRUE(r);
-        ASSERT_EQ(strlen(r->match[MATCH_COMM][0]), 14);
+        ASSERT_EQ(strlen(rule_match(r, MATCH_COMM)[0]), 14);
 
         ASSERT_TRUE(find_error(s, "q.conf", 10, "double quote (\") is not closed"));
         ASSERT_TRUE(find_error(s, "q.conf", 13, "text right after a closing quote"));

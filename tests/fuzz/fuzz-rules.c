@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (r->latency_nice < -20 || r->latency_nice > 19 || !r->name || r->line == 0)
                         abort();
                 for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
-                        any = any || r->match[k];
+                        any = any || rule_match(r, k);
                 if (!any)
                         abort();
         }
