@@ -1598,6 +1598,8 @@ int manager_reload(Manager *m, bool startup) {
         /* The profile, and whether user names matter, may be other ones now. */
         (void) manager_refresh_watches(m);
         if (!startup) {
+                /* The old set and the prefilter's lists are gone: give their memory back, as at start-up. */
+                (void) malloc_trim(0);
                 m->reloads++;
                 manager_units_rules_changed(m);
                 (void) manager_rescan(m, "rules reloaded");

@@ -290,163 +290,83 @@ static const struct {
         { MATCH_USER, IX_USER },       { MATCH_GROUP, IX_GROUP },
 };
 
+/*
+ * One name or prefix for one rule: 16 bytes, as a set has about one per
+ * rule. A name several rules file under is several entries; a lookup walks
+ * the probe sequence to the first free slot and collects them all.
+ */
 typedef struct IndexEntry {
-        uint64_t hash;
-        const char *key;  /* a rule's value, or an unescaped copy in MatchIndex.strings */
-        uint32_t len;
-        uint8_t slot;
-        bool prefix;      /* key is a literal start, not a whole name */
-        uint32_t n_rules; /* 1: rule holds the index; more: rules[] */
-        union {
-                uint32_t rule;
-                uint32_t *rules;
-        };
-        uint32_t alloc;
+        const char *key;  /* NUL-terminated: a rule's value, its literal file name, or an unescaped copy */
+        uint32_t tag;     /* hash bits, with slot and prefix in the top four */
+        uint32_t rule;
 } IndexEntry;
 
 struct MatchIndex {
         const RuleSet *set;
-        IndexEntry *entries;
-        size_t n_entries, alloc_entries;
-        uint32_t *table; /* open addressing: entry index + 1, 0 = free */
-        size_t table_size; /* power of two */
+        IndexEntry *entries; /* the open-addressing table itself; key NULL = free */
+        size_t table_size;   /* at most 3/4 full */
+        size_t n_entries;
         /* distinct prefix lengths per slot, ascending */
         uint32_t *prefix_lens[_IX_MAX];
         size_t n_prefix_lens[_IX_MAX];
         bool slot_used[_IX_MAX];
         uint32_t *unindexed; /* process rules without an indexable key, ascending */
         size_t n_unindexed, n_indexed;
-        char **strings; /* unescaped literals the entries point to */
+        char **strings;      /* unescaped literals the entries point to */
         size_t n_strings;
-        uint32_t *cand;  /* scratch: candidate rule indices of one lookup */
+        uint32_t *cand;      /* scratch: candidate rule indices of one lookup */
         size_t n_cand, alloc_cand;
         size_t bytes;
 };
 
-static uint64_t index_hash(IndexSlot slot, bool prefix, const char *s, size_t len) {
+static uint32_t index_tag(IndexSlot slot, bool prefix, const char *s, size_t len) {
         uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
 
-        h = (h ^ (uint64_t) (slot * 2 + prefix)) * 0x100000001b3ULL;
         for (size_t i = 0; i < len; i++)
                 h = (h ^ (unsigned char) s[i]) * 0x100000001b3ULL;
-        return h ^ (h >> 29);
+        h ^= h >> 32;
+        return ((uint32_t) h & 0x0fffffffU) | (uint32_t) (slot * 2 + prefix) << 28;
 }
 
-static IndexEntry *index_find(const MatchIndex *ix, IndexSlot slot, bool prefix, const char *s, size_t len) {
-        uint64_t h;
-        size_t mask;
-
-        if (ix->table_size == 0)
-                return NULL;
-        h = index_hash(slot, prefix, s, len);
-        mask = ix->table_size - 1;
-        for (size_t i = h & mask;; i = (i + 1) & mask) {
-                uint32_t e = ix->table[i];
-                IndexEntry *x;
-
-                if (e == 0)
-                        return NULL;
-                x = &ix->entries[e - 1];
-                if (x->hash == h && x->slot == slot && x->prefix == prefix && x->len == len &&
-                    memcmp(x->key, s, len) == 0)
-                        return x;
-        }
+static bool entry_is(const IndexEntry *x, uint32_t tag, const char *s, size_t len) {
+        return x->tag == tag && strncmp(x->key, s, len) == 0 && x->key[len] == 0;
 }
 
-static int index_grow_table(MatchIndex *ix) {
-        size_t size = ix->table_size ? ix->table_size * 2 : 64;
-        uint32_t *t = calloc(size, sizeof(uint32_t));
-
-        if (!t)
-                return -ENOMEM;
-        for (size_t e = 0; e < ix->n_entries; e++) {
-                size_t i = ix->entries[e].hash & (size - 1);
-
-                while (t[i])
-                        i = (i + 1) & (size - 1);
-                t[i] = (uint32_t) e + 1;
-        }
-        free(ix->table);
-        ix->table = t;
-        ix->table_size = size;
-        return 0;
+/* Where the probe sequence of a tag starts: the table need not be a power of two. */
+static size_t index_home(const MatchIndex *ix, uint32_t tag) {
+        return (size_t) (((uint64_t) (uint32_t) (tag * 0x9E3779B1U) * ix->table_size) >> 32);
 }
 
-static int index_add(MatchIndex *ix, IndexSlot slot, bool prefix, const char *key, size_t len, uint32_t rule) {
-        IndexEntry *x = index_find(ix, slot, prefix, key, len);
-        int r;
+static size_t index_next(const MatchIndex *ix, size_t i) {
+        return i + 1 == ix->table_size ? 0 : i + 1;
+}
 
-        if (x) {
-                uint32_t last = x->n_rules == 1 ? x->rule : x->rules[x->n_rules - 1];
+static void index_add(MatchIndex *ix, IndexSlot slot, bool prefix, const char *key, size_t len, uint32_t rule) {
+        uint32_t tag = index_tag(slot, prefix, key, len);
 
-                if (last == rule)
-                        return 0; /* two values of one rule */
-                if (x->n_rules == 1) {
-                        uint32_t *v = malloc(4 * sizeof(uint32_t));
-
-                        if (!v)
-                                return -ENOMEM;
-                        v[0] = x->rule;
-                        x->rules = v;
-                        x->alloc = 4;
-                } else if (x->n_rules == x->alloc) {
-                        uint32_t *v = reallocarray(x->rules, x->alloc * 2, sizeof(uint32_t));
-
-                        if (!v)
-                                return -ENOMEM;
-                        x->rules = v;
-                        x->alloc *= 2;
+        for (size_t i = index_home(ix, tag);; i = index_next(ix, i))
+                if (!ix->entries[i].key) {
+                        ix->entries[i] = (IndexEntry) { .key = key, .tag = tag, .rule = rule };
+                        ix->n_entries++;
+                        return;
                 }
-                x->rules[x->n_rules++] = rule;
+}
+
+static int index_add_prefix_len(MatchIndex *ix, IndexSlot slot, size_t len) {
+        size_t n = ix->n_prefix_lens[slot], at = 0;
+        uint32_t *v;
+
+        while (at < n && ix->prefix_lens[slot][at] < len)
+                at++;
+        if (at < n && ix->prefix_lens[slot][at] == len)
                 return 0;
-        }
-        if (ix->n_entries == ix->alloc_entries) {
-                size_t na = ix->alloc_entries ? ix->alloc_entries * 2 : 64;
-                IndexEntry *v = reallocarray(ix->entries, na, sizeof(IndexEntry));
-
-                if (!v)
-                        return -ENOMEM;
-                ix->entries = v;
-                ix->alloc_entries = na;
-        }
-        if ((ix->n_entries + 1) * 4 > ix->table_size * 3) {
-                r = index_grow_table(ix);
-                if (r < 0)
-                        return r;
-        }
-        ix->entries[ix->n_entries] = (IndexEntry) {
-                .hash = index_hash(slot, prefix, key, len),
-                .key = key,
-                .len = (uint32_t) len,
-                .slot = (uint8_t) slot,
-                .prefix = prefix,
-                .n_rules = 1,
-                .rule = rule,
-        };
-        {
-                size_t i = ix->entries[ix->n_entries].hash & (ix->table_size - 1);
-
-                while (ix->table[i])
-                        i = (i + 1) & (ix->table_size - 1);
-                ix->table[i] = (uint32_t) ix->n_entries + 1;
-        }
-        ix->n_entries++;
-        if (prefix) {
-                size_t n = ix->n_prefix_lens[slot], at = 0;
-                uint32_t *v;
-
-                while (at < n && ix->prefix_lens[slot][at] < len)
-                        at++;
-                if (at < n && ix->prefix_lens[slot][at] == len)
-                        return 0;
-                v = reallocarray(ix->prefix_lens[slot], n + 1, sizeof(uint32_t));
-                if (!v)
-                        return -ENOMEM;
-                memmove(v + at + 1, v + at, (n - at) * sizeof(uint32_t));
-                v[at] = (uint32_t) len;
-                ix->prefix_lens[slot] = v;
-                ix->n_prefix_lens[slot]++;
-        }
+        v = reallocarray(ix->prefix_lens[slot], n + 1, sizeof(uint32_t));
+        if (!v)
+                return -ENOMEM;
+        memmove(v + at + 1, v + at, (n - at) * sizeof(uint32_t));
+        v[at] = (uint32_t) len;
+        ix->prefix_lens[slot] = v;
+        ix->n_prefix_lens[slot]++;
         return 0;
 }
 
@@ -515,43 +435,39 @@ static bool index_key_usable(MatchKey k, char * const *values) {
         return true;
 }
 
-static int index_file_rule(MatchIndex *ix, const Rule *r, uint32_t i) {
-        for (size_t o = 0; o < ELEMENTSOF(index_order); o++) {
-                MatchKey k = index_order[o].key;
+/* The key a rule is filed under, or -1. */
+static int index_pick(const Rule *r) {
+        for (size_t o = 0; o < ELEMENTSOF(index_order); o++)
+                if (index_key_usable(index_order[o].key, rule_match(r, index_order[o].key)))
+                        return (int) o;
+        return -1;
+}
 
-                if (!index_key_usable(k, rule_match(r, k)))
-                        continue;
-                for (char * const *v = rule_match(r, k); *v; v++) {
-                        IndexKey key;
-                        int q;
+static int index_file_rule(MatchIndex *ix, const Rule *r, uint32_t i, size_t o) {
+        MatchKey k = index_order[o].key;
+        IndexSlot slot = index_order[o].slot;
 
-                        if (!index_key_of(k, *v, &key))
-                                return -ENOMEM; /* usable, so only allocation can fail */
-                        q = index_add(ix, index_order[o].slot, key.prefix, key.key, key.len, i);
-                        if (key.copy) {
-                                if (q >= 0) {
-                                        ix->strings[ix->n_strings++] = key.copy;
-                                        ix->bytes += key.len + 1;
-                                } else
-                                        free(key.copy);
-                        }
-                        if (q < 0)
-                                return q;
-                        ix->slot_used[index_order[o].slot] = true;
+        for (char * const *v = rule_match(r, k); *v; v++) {
+                IndexKey key;
+
+                if (!index_key_of(k, *v, &key))
+                        return -ENOMEM; /* usable, so only allocation can fail */
+                if (key.copy) {
+                        ix->strings[ix->n_strings++] = key.copy;
+                        ix->bytes += key.len + 1;
                 }
-                return 1;
+                if (key.prefix && index_add_prefix_len(ix, slot, key.len) < 0)
+                        return -ENOMEM;
+                index_add(ix, slot, key.prefix, key.key, key.len, i);
         }
+        ix->slot_used[slot] = true;
         return 0;
 }
 
 MatchIndex *match_index_free(MatchIndex *ix) {
         if (!ix)
                 return NULL;
-        for (size_t e = 0; e < ix->n_entries; e++)
-                if (ix->entries[e].n_rules > 1)
-                        free(ix->entries[e].rules);
         free(ix->entries);
-        free(ix->table);
         for (size_t s = 0; s < _IX_MAX; s++)
                 free(ix->prefix_lens[s]);
         free(ix->unindexed);
@@ -565,38 +481,54 @@ MatchIndex *match_index_free(MatchIndex *ix) {
 
 int match_index_new(const RuleSet *s, MatchIndex **ret) {
         _cleanup_(match_index_freep) MatchIndex *ix = NULL;
-        size_t n_values = 0;
+        _cleanup_(freep) int8_t *pick = NULL;
+        size_t n_keys = 0, n_globs = 0, n_unindexed = 0;
         int r;
 
         ix = calloc(1, sizeof(MatchIndex));
-        if (!ix)
+        pick = calloc(s->n_rules + 1, 1);
+        if (!ix || !pick)
                 return -ENOMEM;
         ix->set = s;
-        for (size_t i = 0; i < s->n_rules; i++)
-                for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
-                        n_values += strv_length(rule_match(&s->rules[i], k));
-        /* At most one unescaped copy per value. */
-        ix->strings = calloc(n_values + 1, sizeof(char *));
-        ix->unindexed = calloc(s->n_rules + 1, sizeof(uint32_t));
-        if (!ix->strings || !ix->unindexed)
+        /* Count first, so that every array is allocated once at its size. */
+        for (size_t i = 0; i < s->n_rules; i++) {
+                const Rule *rule = &s->rules[i];
+
+                pick[i] = -1;
+                if (rule->kind != RULE_PROCESS)
+                        continue;
+                pick[i] = (int8_t) index_pick(rule);
+                if (pick[i] < 0) {
+                        n_unindexed++;
+                        continue;
+                }
+                for (char * const *v = rule_match(rule, index_order[pick[i]].key); *v; v++) {
+                        n_keys++;
+                        n_globs += string_is_glob(*v);
+                }
+        }
+        /* A quarter free keeps probe sequences short, and one free slot ends every lookup. */
+        ix->table_size = n_keys * 4 / 3 + 16;
+        ix->entries = calloc(ix->table_size, sizeof(IndexEntry));
+        ix->strings = calloc(n_globs + 1, sizeof(char *));
+        ix->unindexed = calloc(n_unindexed + 1, sizeof(uint32_t));
+        if (!ix->entries || !ix->strings || !ix->unindexed)
                 return -ENOMEM;
 
         for (size_t i = 0; i < s->n_rules; i++) {
                 if (s->rules[i].kind != RULE_PROCESS)
                         continue;
-                r = index_file_rule(ix, &s->rules[i], (uint32_t) i);
+                if (pick[i] < 0) {
+                        ix->unindexed[ix->n_unindexed++] = (uint32_t) i;
+                        continue;
+                }
+                r = index_file_rule(ix, &s->rules[i], (uint32_t) i, (size_t) pick[i]);
                 if (r < 0)
                         return r;
-                if (r > 0)
-                        ix->n_indexed++;
-                else
-                        ix->unindexed[ix->n_unindexed++] = (uint32_t) i;
+                ix->n_indexed++;
         }
-        ix->bytes += ix->alloc_entries * sizeof(IndexEntry) + ix->table_size * sizeof(uint32_t) +
-                     (n_values + 1 + s->n_rules + 1) * sizeof(void *);
-        for (size_t e = 0; e < ix->n_entries; e++)
-                if (ix->entries[e].n_rules > 1)
-                        ix->bytes += ix->entries[e].alloc * sizeof(uint32_t);
+        ix->bytes += sizeof(MatchIndex) + ix->table_size * sizeof(IndexEntry) +
+                     (n_globs + 1) * sizeof(char *) + (n_unindexed + 1) * sizeof(uint32_t);
         *ret = TAKE_PTR(ix);
         return 0;
 }
@@ -610,11 +542,9 @@ void match_index_stats(const MatchIndex *ix, MatchIndexStats *ret) {
         };
 }
 
-static int cand_add(MatchIndex *ix, const IndexEntry *x) {
-        const uint32_t *v = x->n_rules == 1 ? &x->rule : x->rules;
-
-        if (ix->n_cand + x->n_rules > ix->alloc_cand) {
-                size_t na = (ix->n_cand + x->n_rules) * 2;
+static int cand_add(MatchIndex *ix, uint32_t rule) {
+        if (ix->n_cand == ix->alloc_cand) {
+                size_t na = ix->alloc_cand ? ix->alloc_cand * 2 : 16;
                 uint32_t *c = reallocarray(ix->cand, na, sizeof(uint32_t));
 
                 if (!c)
@@ -622,35 +552,36 @@ static int cand_add(MatchIndex *ix, const IndexEntry *x) {
                 ix->cand = c;
                 ix->alloc_cand = na;
         }
-        memcpy(ix->cand + ix->n_cand, v, x->n_rules * sizeof(uint32_t));
-        ix->n_cand += x->n_rules;
+        ix->cand[ix->n_cand++] = rule;
+        return 0;
+}
+
+/* The rules of every entry that is (slot, prefix, s[0..len)). */
+static int index_find(MatchIndex *ix, IndexSlot slot, bool prefix, const char *s, size_t len) {
+        uint32_t tag = index_tag(slot, prefix, s, len);
+        int r;
+
+        for (size_t i = index_home(ix, tag); ix->entries[i].key; i = index_next(ix, i))
+                if (entry_is(&ix->entries[i], tag, s, len)) {
+                        r = cand_add(ix, ix->entries[i].rule);
+                        if (r < 0)
+                                return r;
+                }
         return 0;
 }
 
 /* Every entry of the slot that a task's name s finds: the name itself and each literal start it has. */
 static int index_lookup(MatchIndex *ix, IndexSlot slot, const char *s) {
-        const IndexEntry *x;
         size_t len;
         int r;
 
-        if (!s)
+        if (!s || !ix->slot_used[slot])
                 return 0;
         len = strlen(s);
-        x = index_find(ix, slot, false, s, len);
-        if (x) {
-                r = cand_add(ix, x);
-                if (r < 0)
-                        return r;
-        }
-        for (size_t i = 0; i < ix->n_prefix_lens[slot] && ix->prefix_lens[slot][i] <= len; i++) {
-                x = index_find(ix, slot, true, s, ix->prefix_lens[slot][i]);
-                if (x) {
-                        r = cand_add(ix, x);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        return 0;
+        r = index_find(ix, slot, false, s, len);
+        for (size_t i = 0; r >= 0 && i < ix->n_prefix_lens[slot] && ix->prefix_lens[slot][i] <= len; i++)
+                r = index_find(ix, slot, true, s, ix->prefix_lens[slot][i]);
+        return r;
 }
 
 static bool slot_used(const MatchIndex *ix, IndexSlot slot) {
