@@ -1524,8 +1524,9 @@ int manager_update_filter(Manager *m) {
                              "(%zu prefixes), %zu users, %zu groups, %zu cgroups",
                              ce, cp, ee, ep, pe, pp, n_uids, n_gids, n_cgroup_ids) < 0)
                         m->prefilter = NULL;
-                log_info("Prefilter %s; %" PRIu64 " kB of kernel memory, loaded in %" PRIu64 " us.",
-                         m->prefilter ?: "on", m->prefilter_memory / 1024,
+                log_info("Prefilter %s; %" PRIu64 " kB of kernel memory (%" PRIu64 " kB with the ring buffer and "
+                         "the other maps), loaded in %" PRIu64 " us.",
+                         m->prefilter ?: "on", m->prefilter_memory / 1024, exec_bpf_memory(m->bpf) / 1024,
                          (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000000LL + (t1.tv_nsec - t0.tv_nsec) / 1000));
         }
         /* In the kernel now (and compared there by digest): the lists need not stay in memory. */

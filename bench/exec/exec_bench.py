@@ -385,7 +385,8 @@ def run_scale(args, root, base, expect, run_seq, run_storm):
         shutil.copy(args.profile_file, os.path.join(r, "etc/latnice.d/40-desktop.conf"))
         roots[cfg] = r
     n_rules = write_scale_rules(os.path.join(roots["scale"], "etc/latnice.d"), args.scale_exact, args.scale_globs)
-    print(f"scale set: {n_rules} generated rules in 350 files, plus the desktop profile and the probe rule")
+    n_files = len([f for f in os.listdir(os.path.join(roots["scale"], "etc/latnice.d")) if f.startswith("60-")])
+    print(f"scale set: {n_rules} generated rules in {n_files} files, plus the desktop profile and the probe rule")
     daemons = {cfg: Daemon(args, r) for cfg, r in roots.items()}
     rates = {c: [] for c in ("none", "desktop", "scale")}
     cpu = {c: [] for c in ("desktop", "scale")}
@@ -416,13 +417,14 @@ def run_scale(args, root, base, expect, run_seq, run_storm):
                 d.stop()
 
     # matched probes with the big set, then the same with the desktop profile for reference
-    before = {}
+    before, applied = {}, {}
     for cfg in ("scale", "desktop"):
         d = daemons[cfg]
         d.start()
         rows = run_seq(args.seq, 0, 50000)
         before[cfg] = (sum(1 for r in rows if r["before"]), sum(1 for r in rows if r["t_applied"]), len(rows))
-        d.stop()
+        summary = d.stop()
+        applied[cfg] = summary.split(": ", 1)[1] if summary else "n/a"
 
     # load and reload of the set, as the daemon times them (log level info for its timing lines)
     t = Daemon(args, roots["scale"], log_level="info")
@@ -443,7 +445,7 @@ def run_scale(args, root, base, expect, run_seq, run_storm):
     load_us = [int(l.split("after ")[1].split()[0]) for l in log.splitlines() if "Rules in place after" in l][0]
     pf = [l for l in log.splitlines() if l.startswith("Prefilter")]
     pf_load_us = int(pf[0].split("loaded in ")[1].split()[0]) if pf and "loaded in" in pf[0] else -1
-    kmem = pf[0].split("; ")[1].split(" of kernel")[0] if pf and "; " in pf[0] else "?"
+    kmem = pf[0].split("; ")[1].split(", loaded")[0] if pf and "; " in pf[0] else "?"
 
     def avg(v):
         return sum(v) / len(v) if v else float("nan")
@@ -472,6 +474,8 @@ def run_scale(args, root, base, expect, run_seq, run_storm):
         ("matched probes set before main() (scale set)", f"{100.0 * b / max(1, n):.1f}% ({b} of {n}, "
                                                          f"{a} applied)", "100%"),
         ("matched probes set before main() (desktop)", f"{100.0 * bd / max(1, nd):.1f}% ({bd} of {nd})", ""),
+        ("exec->applied (daemon, kernel exec timestamp), scale set", applied["scale"], ""),
+        ("exec->applied (daemon, kernel exec timestamp), desktop", applied["desktop"], ""),
         ("RSS with the scale set", f"{rss['scale'] / 1024:.2f} MB", "<= 6 MB"),
         ("start-up high-water mark VmHWM (scale set / desktop)",
          f"{hwm['scale'] / 1024:.2f} / {hwm['desktop'] / 1024:.2f} MB", ""),
