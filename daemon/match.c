@@ -653,8 +653,10 @@ static int index_candidates(MatchIndex *ix, const TaskInfo *t) {
                 ix->cand = c;
                 ix->alloc_cand = na;
         }
-        memcpy(ix->cand + ix->n_cand, ix->unindexed, ix->n_unindexed * sizeof(uint32_t));
-        ix->n_cand += ix->n_unindexed;
+        if (ix->n_unindexed > 0) {
+                memcpy(ix->cand + ix->n_cand, ix->unindexed, ix->n_unindexed * sizeof(uint32_t));
+                ix->n_cand += ix->n_unindexed;
+        }
         /* Rule order decides, as in match_task(). */
         if (ix->n_cand > 1) {
                 size_t w = 1;
