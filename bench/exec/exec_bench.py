@@ -97,6 +97,22 @@ def daemon_bpf_counters(pid):
     return 0, 0
 
 
+def daemon_prog_time(pid):
+    """Sum of run_time_ns over the daemon's own BPF programs (its fds; needs kernel.bpf_stats_enabled=1)."""
+    t = 0
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                info = f.read()
+            if "prog_id:" in info:
+                for line in info.splitlines():
+                    if line.startswith("run_time_ns:"):
+                        t += int(line.split()[1])
+    except OSError:
+        pass
+    return t
+
+
 def set_bpf_stats(on):
     try:
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
@@ -413,6 +429,13 @@ def run_scale(args, root, base, expect, run_seq, run_storm):
     rates = {c: [] for c in ("none", "desktop", "scale")}
     cpu = {c: [] for c in ("desktop", "scale")}
     woke = {c: [0, 0] for c in ("desktop", "scale")}   # execs seen, exec events sent, by the kernel's count
+    share = {c: [] for c in ("desktop", "scale")}      # the daemon's cost per exec / the CPU time of an exec
+    try:
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            stats_before = f.read().strip() == "1"
+    except OSError:
+        stats_before = False
+    stats_on = set_bpf_stats(True)
     rss = {c: 0 for c in ("desktop", "scale")}
     hwm = {c: 0 for c in ("desktop", "scale")}
 
@@ -432,16 +455,26 @@ def run_scale(args, root, base, expect, run_seq, run_storm):
                 hwm[cfg] = max(hwm[cfg], status_kb(d.proc.pid, "VmHWM"))
                 c0 = schedstat(d.proc.pid)
                 k0 = daemon_bpf_counters(d.proc.pid)
+                b0 = daemon_prog_time(d.proc.pid)
             n, rate, _ = run_storm(args.storm_secs, 0, 0)
             rates[cfg].append(rate)
             if d:
                 c1 = schedstat(d.proc.pid)
                 k1 = daemon_bpf_counters(d.proc.pid)
+                b1 = daemon_prog_time(d.proc.pid)
                 cpu[cfg].append((c1 - c0) / 1e6 / max(1, n) * 1000)
+                # what one exec of the storm costs on account of the daemon: its programs in the kernel
+                # (every exec and exit on the machine) and its own CPU, over the CPU time one exec takes
+                period_ns = 1e9 * os.cpu_count() / max(rate, 1e-9)
+                kexecs = max(1, k1[0] - k0[0])
+                share[cfg].append(((b1 - b0) / kexecs + (c1 - c0) / max(1, n)) / period_ns)
                 woke[cfg][0] += k1[0] - k0[0]
                 woke[cfg][1] += k1[1] - k0[1]
                 rss[cfg] = max(rss[cfg], rss_kb(d.proc.pid))
                 d.stop()
+
+    if stats_on and not stats_before:
+        set_bpf_stats(False)   # as it was: somebody else may use it
 
     # matched probes with the big set, then the same with the desktop profile for reference
     before, applied = {}, {}
@@ -513,6 +546,9 @@ def run_scale(args, root, base, expect, run_seq, run_storm):
          f"{woke['scale'][1]} of {woke['scale'][0]} / {woke['desktop'][1]} of {woke['desktop'][0]}", ""),
         ("max exec rate with the scale set / no daemon", f"{avg(rates['scale']) / off:.3f} (means; median of "
          f"the per-round ratios {median(paired('scale')):.3f})", ">= 0.97"),
+        ("cost per exec on account of the daemon (BPF + its CPU) / CPU time of an exec, scale / desktop",
+         f"{100 * median(share['scale']):.3f}% / {100 * median(share['desktop']):.3f}% (medians; "
+         f"rate bound {1 - median(share['scale']):.4f})" if stats_on else "n/a (no bpf_stats)", ""),
         ("max exec rate with the desktop profile / no daemon", f"{avg(rates['desktop']) / off:.3f} (median of "
          f"the per-round ratios {median(paired('desktop')):.3f})", ""),
         ("matched probes set before main() (scale set)", f"{100.0 * b / max(1, n):.1f}% ({b} of {n}, "
