@@ -471,7 +471,8 @@ def run_scale(args, root, base, expect, run_seq, run_storm):
                 # what one exec of the storm costs on account of the daemon: its programs in the kernel
                 # (every exec and exit on the machine) and its own CPU, over the CPU time one exec takes
                 kexecs = max(1, k1[0] - k0[0])
-                share[cfg].append(((b1 - b0) / kexecs + (c1 - c0) / max(1, n)) / max(exec_cpu_ns, 1.0))
+                if b1 > b0:   # bpf_stats is global: another session may have turned it off meanwhile
+                    share[cfg].append(((b1 - b0) / kexecs + (c1 - c0) / max(1, n)) / max(exec_cpu_ns, 1.0))
                 woke[cfg][0] += k1[0] - k0[0]
                 woke[cfg][1] += k1[1] - k0[1]
                 rss[cfg] = max(rss[cfg], rss_kb(d.proc.pid))
@@ -545,14 +546,17 @@ def run_scale(args, root, base, expect, run_seq, run_storm):
         st = "on" if cfg == "desktop" or (pf and pf[0].startswith("Prefilter on")) else "off"
         print(f"| {label} | {st} | {avg(cpu[cfg]):.2f} ms | {avg(rates[cfg]):.0f}/s "
               f"({avg(rates[cfg]) / off:.3f}x) | {rss[cfg] / 1024:.1f} MB |")
-    ratio_cpu = avg(cpu["scale"]) / avg(cpu["desktop"]) if avg(cpu["desktop"]) > 0 else float("inf")
+    if avg(cpu["desktop"]) > 0:
+        ratio_cpu = f"{avg(cpu['scale']) / avg(cpu['desktop']):.2f}x"
+    else:
+        ratio_cpu = f"desktop 0.00 ms, scale {avg(cpu['scale']):.2f} ms"
     b, a, n = before["scale"]
     bd, ad, nd = before["desktop"]
     print()
     results = [
         ("prefilter with the scale set", pf[0] if pf else "?", "on"),
         ("prefilter kernel memory (scale set)", kmem, ""),
-        ("daemon CPU per 1000 unmatched execs, scale / desktop", f"{ratio_cpu:.2f}x (means; medians "
+        ("daemon CPU per 1000 unmatched execs, scale / desktop", f"{ratio_cpu} (means; medians "
          f"{median(cpu['scale']):.2f} / {median(cpu['desktop']):.2f} ms)", "<= 1.5x"),
         ("execs that woke the daemon during the storms (kernel count), scale / desktop",
          f"{woke['scale'][1]} of {woke['scale'][0]} / {woke['desktop'][1]} of {woke['desktop'][0]}", ""),
@@ -560,7 +564,8 @@ def run_scale(args, root, base, expect, run_seq, run_storm):
          f"the per-round ratios {median(paired('scale')):.3f})", ">= 0.97"),
         ("the daemon's cost per exec (its BPF + its CPU) / the storm's own CPU per exec, scale / desktop",
          f"{100 * median(share['scale']):.3f}% / {100 * median(share['desktop']):.3f}% (medians; "
-         f"rate bound {1 - median(share['scale']):.4f})" if stats_on else "n/a (no bpf_stats)", ""),
+         f"rate bound {1 - median(share['scale']):.4f})" if share["scale"] and share["desktop"]
+         else "n/a (kernel.bpf_stats_enabled was off)", ""),
         ("max exec rate with the desktop profile / no daemon", f"{avg(rates['desktop']) / off:.3f} (median of "
          f"the per-round ratios {median(paired('desktop')):.3f})", ""),
         ("matched probes set before main() (scale set)", f"{100.0 * b / max(1, n):.1f}% ({b} of {n}, "
