@@ -732,9 +732,10 @@ static int set_profile(Manager *m, sd_bus_message *call, const BusCaller *c, boo
         if (!profile_name_valid(name)) {
                 _cleanup_(freep) char *shown = utf8_escape_invalid(name, true);
 
+                /* Cut by characters, not bytes: an error message that is not UTF-8 is never sent. */
                 return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_PROFILE_NAME,
-                                         "Invalid profile name '%.64s': use letters, digits, '_', '.', '-'.",
-                                         shown ?: "?");
+                                         "Invalid profile name '%.*s': use letters, digits, '_', '.', '-'.",
+                                         (int) utf8_prefix_len(shown ?: "?", 64), shown ?: "?");
         }
         r = profile_find(m->options.root, m->options.profile_dir, name, &path);
         if (r == -ENOENT)

@@ -845,8 +845,9 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
         {
                 const char *base = strrchr(exe, '/');
 
-                if (exe[0] == '/' && base && strcmp(base + 1, ev->exe_base) == 0 &&
-                    !(ev->flags & LATNICE_EVENT_F_EXE_TRUNC))
+                if (!m->needs_exe || (exe[0] == '/' && base && strcmp(base + 1, ev->exe_base) == 0 &&
+                                      !(ev->flags & LATNICE_EVENT_F_EXE_TRUNC)))
+                        /* No rule looks at the path (most sets): the execve() path will do. */
                         t.exe = exe;
                 else {
                         char link[32];
@@ -1455,9 +1456,12 @@ int manager_update_filter(Manager *m) {
         filter_spec_done(&m->filter);
         m->filter = f;
 
-        m->needs_cgroup = m->needs_names = m->needs_parent = false;
+        m->needs_cgroup = m->needs_names = m->needs_parent = m->needs_exe = false;
         for (size_t i = 0; i < m->rules->n_rules; i++) {
                 const Rule *rule = &m->rules->rules[i];
+
+                if (rule_match(rule, MATCH_EXE))
+                        m->needs_exe = true;
 
                 if (rule_match(rule, MATCH_CGROUP) || rule_match(rule, MATCH_UNIT) || rule->kind == RULE_UNIT)
                         m->needs_cgroup = true;
@@ -2134,7 +2138,7 @@ int manager_run(Manager *m) {
                 }
                 for (size_t k = 0; k < n_done; k++)
                         manager_forget_full(m, done[k], false);
-                log_info("Restored the previous values of %zu processes.", n);
+                log_notice("Restored the previous values of %zu processes.", n);
         }
         m->state = state_file_close(m->state, state_file_size(m->state) > 0);
         return 0;

@@ -77,6 +77,7 @@ typedef struct Manager {
         uint64_t prefilter_memory; /* bytes of kernel memory its maps take */
         bool needs_cgroup;   /* some rule matches on cgroup or unit */
         bool needs_names;    /* some rule matches User=/Group= by name */
+        bool needs_exe;      /* some rule matches Exe=: resolve the executable's path */
         bool needs_parent;
 
         SchedProbe probe;

@@ -156,6 +156,18 @@ size_t utf8_char_len(const char *s) {
         return n;
 }
 
+size_t utf8_prefix_len(const char *s, size_t max) {
+        size_t l = 0;
+
+        for (;;) {
+                size_t n = utf8_char_len(s + l);
+
+                if (n == 0 || l + n > max)
+                        return l;
+                l += n;
+        }
+}
+
 bool utf8_is_valid(const char *s) {
         while (*s) {
                 size_t n = utf8_char_len(s);

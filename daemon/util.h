@@ -87,6 +87,8 @@ int parse_boolean(const char *s);
  * (overlong, surrogate, beyond U+10FFFF, truncated) or *s is NUL. */
 size_t utf8_char_len(const char *s);
 bool utf8_is_valid(const char *s);
+/* The length of the longest prefix of valid UTF-8 s of at most max bytes that ends on a character boundary. */
+size_t utf8_prefix_len(const char *s, size_t max);
 /*
  * A copy of s that is valid UTF-8: every byte that does not start a valid
  * sequence becomes U+FFFD, as systemd's utf8_escape_invalid() does. With

@@ -49,9 +49,19 @@ static void test_utf8_escape(void) {
         ASSERT_TRUE(!utf8_safe(NULL, &buf));
 }
 
+static void test_utf8_prefix(void) {
+        ASSERT_EQ(utf8_prefix_len("abc", 2), 2);
+        ASSERT_EQ(utf8_prefix_len("abc", 10), 3);
+        ASSERT_EQ(utf8_prefix_len("\xe4\xb8\xad\xe4\xb8\xad", 4), 3); /* never inside a character */
+        ASSERT_EQ(utf8_prefix_len("\xe4\xb8\xad\xe4\xb8\xad", 6), 6);
+        ASSERT_EQ(utf8_prefix_len("a\xff" "b", 10), 1);
+        ASSERT_EQ(utf8_prefix_len("", 10), 0);
+}
+
 int main(void) {
         test_utf8_valid();
         test_utf8_escape();
+        test_utf8_prefix();
         printf("test-util: ok\n");
         return 0;
 }

@@ -10,7 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then echo "needs root (BPF, sched_setattr on other proc
 if [ ! -e /sys/kernel/btf/vmlinux ]; then echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; fi
 
 T=$(mktemp -d /tmp/latnice-daemon-test.XXXXXX)
-DPID= PIDS=()
+DPID= PIDS=() BIGGROUP=
 FAILS=0
 TRACEFS_MOUNTED=
 cleanup() {
@@ -18,6 +18,7 @@ cleanup() {
         [ -n "$TRACEFS_MOUNTED" ] && umount /sys/kernel/tracing
         for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
         wait 2>/dev/null
+        [ -n "$BIGGROUP" ] && groupdel "$BIGGROUP" 2>/dev/null
         rm -rf "$T"
 }
 trap cleanup EXIT
@@ -178,6 +179,42 @@ expect_slice "$A" "$BASE" "SIGTERM restores values that are still ours"
 [ "$(slice_of "$B")" = "$FOREIGN" ] && ok "SIGTERM leaves a foreign value alone" || fail "foreign value undone"
 kill "$A" "$B"
 
+# --- a main thread that calls pthread_exit() is not the process exiting
+cp "$(readlink -f /usr/bin/python3)" "$T/lnt-pyexit"
+rules <<'CONF'
+[Process sleeper]
+Comm=lnt-sleep lnt-pyexit
+LatencyNice=-10
+CONF
+start_daemon || exit 1
+bg "$T/lnt-pyexit" -c '
+import ctypes, threading, time
+threading.Thread(target=time.sleep, args=(30,)).start()
+time.sleep(0.5)
+ctypes.CDLL(None).pthread_exit(None)'; P=$LAST
+expect_slice "$P" "$SLICE10" "a process whose main thread will call pthread_exit() gets its value"
+for _ in $(seq 50); do grep -q '^State:.*Z' "/proc/$P/status" && break; sleep 0.1; done
+PT=$(ls "/proc/$P/task" | grep -vx "$P" | head -1)
+"$T/lnt-other" 0.1   # the exit record goes out with the next exec
+sleep 0.3
+stop_daemon
+st=$(awk '/^se.slice/ {print $3}' "/proc/$P/task/$PT/sched" 2>/dev/null)
+[ "$st" = "$BASE" ] && ok "its other thread is restored on SIGTERM: the process was not taken for gone" ||
+        fail "after the main thread's pthread_exit() the process was forgotten: thread $PT kept se.slice ${st:-gone}"
+kill "$P" 2>/dev/null
+
+# --- kill -9 and a restart lose nothing: the second latniced restores what the first one set
+start_daemon || exit 1
+bg "$T/lnt-sleep" 30; K=$LAST
+expect_slice "$K" "$SLICE10" "the first latniced sets the value"
+kill -9 "$DPID"; wait "$DPID" 2>/dev/null; DPID=
+start_daemon || exit 1
+grep -q "Took over 1 processes" "$T/log" && ok "the second latniced says it took over what the first one set" ||
+        fail "no word of taking over: $(head -5 "$T/log")"
+stop_daemon
+expect_slice "$K" "$BASE" "after kill -9 and a restart, SIGTERM restores the first latniced's value"
+kill "$K"
+
 # --- the plain tracepoint (fallback for kernels whose BTF lacks what tp_btf needs), and --dry-run
 # libbpf finds a plain tracepoint through tracefs, which systemd mounts on every boot but
 # this test machine may lack: mount it for the test, unmount it afterwards.
@@ -276,6 +313,39 @@ expect_slice "$Y" "$SLICE10" "a latnice.d made again is followed again"
 kill "$X" "$Y"
 stop_daemon
 rm -rf "$T/root/etc/latnice.d"
+
+# --- Group= by name, for a group too big for a small NSS buffer (getgrgid_r: ERANGE)
+BIGGROUP=lntbig$$
+if groupadd "$BIGGROUP" 2>/dev/null; then
+        # 600 members of 20 characters: a 12 kB group line (members need not exist for NSS files)
+        members=$(for i in $(seq 600); do printf 'lnt-member-%09d,' "$i"; done)
+        /usr/bin/python3 - "$BIGGROUP" "${members%,}" <<'PY'
+import ctypes, sys
+libc = ctypes.CDLL(None)
+assert libc.lckpwdf() == 0, "cannot lock the user database"
+try:
+    lines = open("/etc/group").read().splitlines()
+    lines = [l + sys.argv[2] if l.startswith(sys.argv[1] + ":") else l for l in lines]
+    open("/etc/group", "w").write("\n".join(lines) + "\n")
+finally:
+    libc.ulckpwdf()
+PY
+        rules <<CONF
+[Process big-group]
+Comm=lnt-sleep
+Group=$BIGGROUP
+LatencyNice=-10
+CONF
+        start_daemon || exit 1
+        bg setpriv --regid="$BIGGROUP" --clear-groups "$T/lnt-sleep" 30; G=$LAST
+        expect_slice "$G" "$SLICE10" "Group= names a group whose entry is 12 kB long"
+        stop_daemon
+        kill "$G" 2>/dev/null
+        groupdel "$BIGGROUP" && BIGGROUP=
+        rm -rf "$T/root/etc/latnice.d"
+else
+        fail "groupadd $BIGGROUP failed: cannot test a big group"
+fi
 
 # --- thousands of rules: the prefilter stays on, sized to them; globs are narrowed, not given up
 mkdir -p "$T/root/etc/latnice.d"

@@ -70,6 +70,18 @@ LatencyNice=5
 Comm=sleep
 LatencyNice=7
 EOF
+cat > "$WORK/root/etc/latnice.d/60-reexec.conf" <<'EOF'
+[Process reexec-a]
+Comm=lnt-a
+LatencyNice=5
+
+[Process reexec-b]
+Comm=lnt-b
+LatencyNice=5
+Inherit=yes
+EOF
+cp /bin/dash "$WORK/bin/lnt-a"
+cp /bin/sleep "$WORK/bin/lnt-b"
 cat > "$WORK/profiles/quiet.conf" <<'EOF'
 [Process quiet-cat]
 Comm=cat
@@ -162,6 +174,9 @@ for p in Version Backend BackendReason EventSource Profile RuleFiles RuleErrors 
         check "nobody reads $p" as_nobody busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager "$p"
 done
 check "nobody introspects" as_nobody busctl introspect org.latnice1 /org/latnice1
+# defect 12: the system-wide profile is an administrator's choice, even for the seated user
+act=$(in_ pkaction --verbose --action-id org.latnice1.set-profile 2>&1)
+check "polkit: set-profile needs auth_admin_keep for the active session" grep -q "implicit active: *auth_admin_keep" <<< "$act"
 check "nobody calls GetTask on its own process" as_nobody busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u "$NB"
 out=$(call_nobody GetTask u "$SLEEPER")
 check "nobody: GetTask of root's process is NotYourProcess (got: $out)" expect_error org.latnice1.Error.NotYourProcess "$out"
@@ -260,6 +275,13 @@ out=$(runtask)
 check "  sleep keeps -3, recorded as manual, not the rule's 5 (got: ${out:0:50})" \
         grep -q '^sissssta(ussiitb) "sleep" -3 "manual"' <<< "$out"
 in_ kill "$RUNPID" 2>/dev/null
+# a re-exec into another rule with the same value: the record names the new rule
+RXPID=$(in_ sh -c "$IN/bin/lnt-a -c 'sleep 1; exec $IN/bin/lnt-b 300' >/dev/null 2>&1 & echo \$!")
+check "lnt-a gets [Process reexec-a]'s 5" eventually 10 sh -c "$L exec $NAME busctl call org.latnice1 /org/latnice1 \
+        org.latnice1.Manager GetTask u $RXPID | grep -q '\"lnt-a\" 5 \"rule\" \"reexec-a\"'"
+check "  after exec lnt-b (same value) it names [Process reexec-b]" eventually 10 sh -c "$L exec $NAME busctl call \
+        org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u $RXPID | grep -q '\"lnt-b\" 5 \"rule\" \"reexec-b\"'"
+in_ kill "$RXPID" 2>/dev/null
 
 # --- Reloaded signal ----------------------------------------------------------------------------
 in_ timeout 5 busctl monitor --match "type='signal',interface='org.latnice1.Manager',member='Reloaded'" \
@@ -309,6 +331,24 @@ else
         check "RSS flat over the next 1000 (+$((rss2 - rss1)) kB)" [ $((rss2 - rss1)) -le 16 ]
 fi
 check "latniced still active" in_ systemctl is-active -q latniced.service
+
+# --- a failed SetProfile keeps --no-profile ------------------------------------------------------
+# latniced.conf names a profile; --no-profile says none: a profile that fails to load must not
+# leave the daemon following latniced.conf at the next reload.
+mkdir -p "$WORK/root/etc/latnice"
+printf '[Daemon]\nProfile=loud\n' > "$WORK/root/etc/latnice/latniced.conf"
+printf '[Process broken]\nComm=x\n' > "$WORK/profiles/broken.conf"   # no LatencyNice=: does not load
+check "restart latniced with --no-profile" in_ sh -c "systemctl stop latniced.service &&
+        systemd-run -q --unit=latniced-np -p Type=notify -p BusName=org.latnice1 $LATNICED --root $IN/root \
+        --profile-dir $IN/profiles --no-profile"
+profile() { in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager Profile; }
+check "  no profile (got: $(profile))" [ "$(profile)" = 's ""' ]
+out=$(call SetProfile s broken)
+check "  SetProfile broken fails (got: $out)" expect_error org.latnice1.Error.ReloadFailed "$out"
+out=$(call Reload "")
+check "  a reload afterwards (got: $out)" [ "${out%% *}" = OK ]
+check "  still no profile, not latniced.conf's loud (got: $(profile))" [ "$(profile)" = 's ""' ]
+in_ systemctl stop latniced-np.service
 
 if ((failures)); then
         echo "--- latniced journal"

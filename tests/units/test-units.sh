@@ -152,6 +152,22 @@ fi
 status=$(in_ systemctl show -P StatusText latniced.service)
 check "its STATUS= arrived ($status)" [ -n "$status" ]
 check "it owns org.latnice1 (D-Bus policy installed)" eventually 5 in_ busctl status org.latnice1
+# defect 12: the securebits the unit asks for are the ones set, and MEMLOCK is raised by systemd
+# (systemd shows the bits as a number: 1 is noroot, 2 noroot-locked)
+sb=$(in_ systemctl show -P SecureBits latniced.service)
+check "SecureBits= sets noroot, not only its lock (got: $sb)" sh -c "[ \$(( $sb & 3 )) = 3 ]"
+lpid=$(in_ systemctl show -P MainPID latniced.service)
+memlock=$(in_ awk '/^Max locked memory/ { print $4 }' "/proc/$lpid/limits")
+check "the unit asks for LimitMEMLOCK=infinity" [ "$(in_ systemctl show -P LimitMEMLOCK latniced.service)" = infinity ]
+if (( $(awk '/^CapEff/ { print $2 }' /proc/self/status | sed 's/^/0x/') >> 24 & 1 )); then
+        check "RLIMIT_MEMLOCK of latniced is unlimited (got: $memlock)" [ "$memlock" = unlimited ]
+else
+        echo "     this machine cannot raise RLIMIT_MEMLOCK (no CAP_SYS_RESOURCE here): latniced has $memlock"
+fi
+capeff=$(in_ awk '/^CapEff/ { print $2 }' "/proc/$lpid/status")
+# CAP_SYS_NICE (23), CAP_PERFMON (38), CAP_BPF (39)
+check "latniced has CAP_SYS_NICE, CAP_BPF, CAP_PERFMON and nothing else (CapEff $capeff)" \
+        [ "$((16#$capeff))" = "$(( (1 << 23) | (1 << 38) | (1 << 39) ))" ]
 
 # --- slices, services, processes ----------------------------------------------------------------
 threads='import threading, time; [threading.Thread(target=time.sleep, args=(300,)).start() for _ in range(3)]; time.sleep(300)'

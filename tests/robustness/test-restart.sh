@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# kill -9, then Restart=on-failure (defect 6): the second daemon (same state dir, the unit's
+# /run/latnice) recognizes the values the first one set as its own: GetTask says "rule", an
+# Inherit=no reset still happens for a child of a process the first daemon set, and on a clean
+# stop of the second daemon every value goes back to what it was before the first one: a foreign
+# slice for one process (the rule had Override=yes), the default for the others.
+NAME_PREFIX=rb-restart
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+robust_setup
+I=$IN/bin
+cp /bin/sleep "$WORK/bin/lnt-k9"
+cp /bin/sleep "$WORK/bin/lnt-child"
+cp /bin/bash "$WORK/bin/lnt-k9p"
+cat > "$WORK/root/etc/latnice.d/50-k9.conf" <<'CONF'
+[Process k9]
+Comm=lnt-k9
+LatencyNice=-7
+Override=yes
+
+[Process k9p]
+Comm=lnt-k9p
+LatencyNice=-3
+CONF
+mkfifo -m 666 "$WORK/fifo"
+robust_start
+BASE=$BASE_SLICE
+PRE=$(S 2)
+p1=$(spawn k9a $PY "$IN/setslice.py" "$PRE" "$I/lnt-k9" 300)   # a foreign value before the first daemon
+p2=$(spawn k9b "$I/lnt-k9" 300)
+pp=$(spawn k9p "$I/lnt-k9p" -c "read x < $IN/fifo; $I/lnt-child 300 & echo \$! > $IN/child.pid; wait")
+check "first daemon: $p1 (foreign $PRE before) gets -7 ($(wait_slice "$p1" "$(S -7)" 2>&1))" wait_slice "$p1" "$(S -7)"
+check "first daemon: $p2 gets -7" wait_slice "$p2" "$(S -7)"
+check "first daemon: the parent $pp gets -3" wait_slice "$pp" "$(S -3)"
+note "state dir of the first daemon: $(in_ ls -l /run/latnice 2>&1 | tail -n +2 | tr '\n' ' ')"
+
+check "kill -9 the first daemon ($DPID)" in_ systemctl kill -s KILL --kill-who=main latniced.service
+for ((i = 0; i < 100; i++)); do
+        d=$(daemon_pid)
+        [[ $d != 0 && $d != "$DPID" ]] && in_ busctl status org.latnice1 >/dev/null 2>&1 && break
+        sleep 0.1
+done
+check "Restart=on-failure started a second daemon (pid $d, NRestarts $(restarts))" [ "$d" != "$DPID" -a "$(restarts)" = 1 ]
+DPID=$d
+sleep 1
+check "the values stay ($(slice_in "$p1") $(slice_in "$p2") $(slice_in "$pp"))" \
+        [ "$(slice_in "$p1")" = "$(S -7)" -a "$(slice_in "$p2")" = "$(S -7)" -a "$(slice_in "$pp")" = "$(S -3)" ]
+for p in "$p1" "$p2"; do
+        out=$(call GetTask u "$p")
+        check "second daemon: GetTask $p says its own rule k9 (${out:0:90})" grep -q "'rule'), dbus.String('k9')" <<< "$out"
+done
+echo go > "$WORK/fifo" &
+fw=$!
+for ((i = 0; i < 50; i++)); do [[ -s $WORK/child.pid ]] && break; sleep 0.1; done
+wait $fw
+c=$(cat "$WORK/child.pid")
+check "Inherit=no after the restart: the child $c execing an unmatched program is reset to the default ($(wait_slice "$c" "$BASE" 2>&1))" \
+        wait_slice "$c" "$BASE"
+
+check "clean stop of the second daemon" in_ systemctl stop latniced.service
+check "it stopped with success (exit under ASan, leak check included)" \
+        [ "$(in_ systemctl show -P Result latniced.service)" = success ]
+check "restored $p1 to the foreign value it had before the first daemon ($(slice_in "$p1"), want $PRE)" \
+        [ "$(slice_in "$p1")" = "$PRE" ]
+check "restored $p2 to the default ($(slice_in "$p2"))" [ "$(slice_in "$p2")" = "$BASE" ]
+check "restored the parent $pp to the default ($(slice_in "$pp"))" [ "$(slice_in "$pp")" = "$BASE" ]
+robust_finish
