@@ -272,6 +272,8 @@ static void polkit_agent_close(pid_t pid) {
 
 typedef struct Status {
         char *version, *backend, *backend_reason, *event_source, *event_source_reason, *profile, *profile_path;
+        char *prefilter;
+        uint64_t prefilter_memory;
         char **rule_files, **rule_errors;
         uint32_t rules, applied_processes;
         uint64_t tasks_applied, apply_errors, events_seen, events_lost, rescans, reloads, default_slice,
@@ -286,6 +288,7 @@ static void status_done(Status *s) {
         free(s->event_source_reason);
         free(s->profile);
         free(s->profile_path);
+        free(s->prefilter);
         strv_free(s->rule_files);
         strv_free(s->rule_errors);
 }
@@ -316,6 +319,8 @@ static int status_read(sd_bus *bus, Status *s, sd_bus_error *error) {
                 { "DefaultSliceNSec", "t", offsetof(Status, default_slice) },
                 { "AppliedSignalsSuppressed", "t", offsetof(Status, suppressed) },
                 { "CmdlineTruncated", "t", offsetof(Status, cmdline_truncated) },
+                { "Prefilter", "s", offsetof(Status, prefilter) },
+                { "PrefilterMemory", "t", offsetof(Status, prefilter_memory) },
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
@@ -432,6 +437,8 @@ int verb_status(Ctl *ctl, int argc, char **argv) {
                 json_kv_int("reloads", (long long) s.reloads, false);
                 json_kv_int("applied_signals_suppressed", (long long) s.suppressed, false);
                 json_kv_int("cmdline_truncated", (long long) s.cmdline_truncated, false);
+                json_kv_str("prefilter", s.prefilter, false);
+                json_kv_int("prefilter_memory", (long long) s.prefilter_memory, false);
                 printf("}\n");
         } else {
                 char slice[32] = "";
@@ -444,6 +451,9 @@ int verb_status(Ctl *ctl, int argc, char **argv) {
                 printf("     Backend: %s%s\n", s.backend ?: "?", slice);
                 printf("              %s\n", s.backend_reason ?: "");
                 printf("Event source: %s: %s\n", s.event_source ?: "?", s.event_source_reason ?: "");
+                if (s.prefilter)
+                        printf("   Prefilter: %s; %" PRIu64 " kB of kernel memory\n", s.prefilter,
+                               s.prefilter_memory / 1024);
                 printf("     Profile: %s%s%s%s\n", isempty(s.profile) ? "none" : s.profile,
                        isempty(s.profile_path) ? "" : " (", s.profile_path ?: "", isempty(s.profile_path) ? "" : ")");
                 printf("       Rules: %" PRIu32 " from %zu file%s, %zu error%s\n", s.rules, strv_length(s.rule_files),

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Offline verbs: check, cat-config, explain. They need no daemon. */
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <getopt.h>
 
 #include "ctl.h"
+#include "filter.h"
 #include "match.h"
 #include "proc.h"
 #include "util.h"
@@ -18,15 +20,74 @@ static void print_errors(const RuleSet *s) {
         }
 }
 
+/*
+ * "Foo[Steam].exe" in a rule set copied from elsewhere is usually a file
+ * name, but as a glob "[Steam]" matches one letter. A bracket of three or
+ * more letters and nothing else is worth a word.
+ */
+static const char *letter_class(const char *v) {
+        for (const char *p = v; *p; p++) {
+                const char *q;
+
+                if (*p == '\\' && p[1]) {
+                        p++;
+                        continue;
+                }
+                if (*p != '[')
+                        continue;
+                for (q = p + 1; isalpha((unsigned char) *q); q++)
+                        ;
+                if (*q == ']' && q - p > 3)
+                        return p;
+        }
+        return NULL;
+}
+
+/* Warnings: the rule loads and works, at a cost or with a meaning the author may not have meant. */
+static size_t print_warnings(const RuleSet *s) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < s->n_rules; i++) {
+                const Rule *r = &s->rules[i];
+
+                if (r->kind != RULE_PROCESS)
+                        continue;
+                if (!filter_rule_checkable(r)) {
+                        fprintf(stderr,
+                                "%s:%u: warning: [Process %s] has nothing the kernel can check, so every exec on the "
+                                "machine wakes latniced to match it (a wakeup and a few microseconds per exec, about "
+                                "10 times the daemon's CPU); give it Comm=, Exe= (a file name), Parent=, User=, Group= "
+                                "or Unit=, or globs with a literal start (\"game*\", not \"*game\").\n",
+                                r->file, r->line, r->name);
+                        n++;
+                }
+                for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++)
+                        for (char **v = rule_match(r, k); v && *v; v++) {
+                                const char *b = letter_class(*v);
+
+                                if (!b)
+                                        continue;
+                                fprintf(stderr,
+                                        "%s:%u: warning: %s=%s is a glob in which %.*s matches one letter; if it is "
+                                        "part of the name, write %.*s\\%s\n",
+                                        r->file, r->line, match_key_to_string(k), *v,
+                                        (int) (strchr(b, ']') - b + 1), b, (int) (b - *v), *v, b);
+                                n++;
+                        }
+        }
+        return n;
+}
+
 int verb_check(Ctl *ctl, int argc, char **argv) {
         static const char usage[] =
                 "latnicectl check [--root=DIR] [FILE...]\n\n"
                 "Validate rule files. Without FILE, checks what latniced would load:\n"
                 "the drop-in directories and the active profile. Prints each problem\n"
-                "as file:line: message.\n\n"
-                "Exit status: 0 no errors, 1 errors found, 2 usage error.\n";
+                "as file:line: message, and warns about rules that work at a cost\n"
+                "(every exec wakes latniced) or may not mean what they say.\n\n"
+                "Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage error.\n";
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
-        size_t active = 0;
+        size_t active = 0, warnings;
         int r;
 
         if (ctl_want_help(argc, argv, usage))
@@ -50,13 +111,15 @@ int verb_check(Ctl *ctl, int argc, char **argv) {
                 return CTL_EXIT_FAILURE;
         }
         print_errors(s);
+        warnings = print_warnings(s);
         for (size_t i = 0; i < s->n_files; i++)
                 if (s->files[i].state == CONF_FILE_ACTIVE)
                         active++;
-        printf("%zu rule%s from %zu file%s, %zu error%s.\n",
+        printf("%zu rule%s from %zu file%s, %zu error%s, %zu warning%s.\n",
                s->n_rules, s->n_rules == 1 ? "" : "s",
                active, active == 1 ? "" : "s",
-               s->n_errors, s->n_errors == 1 ? "" : "s");
+               s->n_errors, s->n_errors == 1 ? "" : "s",
+               warnings, warnings == 1 ? "" : "s");
         return s->n_errors > 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
 }
 
@@ -127,8 +190,8 @@ static void print_rule_ref(const Rule *r) {
 
 static void print_key_values(const Rule *r, MatchKey k) {
         printf("%s=", match_key_to_string(k));
-        for (char **v = r->match[k]; v && *v; v++)
-                printf("%s%s", v == r->match[k] ? "" : " ", *v);
+        for (char **v = rule_match(r, k); v && *v; v++)
+                printf("%s%s", v == rule_match(r, k) ? "" : " ", *v);
 }
 
 static void print_task(const TaskInfo *t) {
@@ -184,7 +247,7 @@ static int explain_task(Ctl *ctl, const TaskInfo *t, bool verbose) {
                 printf(" -> LatencyNice=%d%s\n", m.rule->latency_nice, m.rule->override ? " (Override=yes)" : "");
                 printf("  because");
                 for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
-                        if (!m.rule->match[k])
+                        if (!rule_match(m.rule, k))
                                 continue;
                         printf(" %s=%s", match_key_to_string(k), match_key_matched(m.rule, k, t));
                 }

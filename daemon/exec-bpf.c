@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Skeleton lifecycle and map updates for daemon/bpf/exec.bpf.c. */
 
+#include <inttypes.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -8,8 +9,30 @@
 #include "exec.skel.h"
 #include "util.h"
 
+/* The prefilter's maps (see exec.bpf.c): one slot each. */
+enum {
+        SLOT_COMM,
+        SLOT_COMM_PREFIX,
+        SLOT_EXE,
+        SLOT_EXE_PREFIX,
+        SLOT_PARENT,
+        SLOT_PARENT_PREFIX,
+        SLOT_UID,
+        SLOT_GID,
+        SLOT_CGROUP,
+        _SLOT_MAX,
+};
+
+typedef struct FilterSlot {
+        int fd;          /* the map in the slot, -1 if none */
+        uint64_t digest; /* of its contents: an unchanged map is not rebuilt */
+        size_t entries;
+        uint64_t memory; /* bytes, as the kernel accounts them */
+} FilterSlot;
+
 struct ExecBpf {
         struct exec_bpf *skel;
+        FilterSlot slots[_SLOT_MAX];
         struct ring_buffer *rb;
         exec_bpf_handler_t handler;
         void *userdata;
@@ -20,6 +43,9 @@ struct ExecBpf {
 ExecBpf *exec_bpf_free(ExecBpf *b) {
         if (!b)
                 return NULL;
+        for (size_t i = 0; i < _SLOT_MAX; i++)
+                if (b->slots[i].fd >= 0)
+                        close(b->slots[i].fd);
         ring_buffer__free(b->rb);
         exec_bpf__destroy(b->skel);
         free(b);
@@ -74,6 +100,8 @@ int exec_bpf_new(const ExecBpfOptions *o, exec_bpf_handler_t handler, void *user
                 return -ENOMEM;
         b->handler = handler;
         b->userdata = userdata;
+        for (size_t i = 0; i < _SLOT_MAX; i++)
+                b->slots[i].fd = -1;
 
         if (!o->force_tracepoint) {
                 r_btf = try_load(b, o, true);
@@ -138,103 +166,238 @@ bool exec_bpf_take_lost(ExecBpf *b) {
         return true;
 }
 
-static int map_clear(int fd, size_t key_size) {
-        uint8_t key[64], next[64];
-        void *prev = NULL;
+/* The kernel's own account of a map's memory (fdinfo "memlock", the map's real usage since Linux 6.4). */
+static uint64_t map_memory(int fd) {
+        char path[64], line[128];
+        _cleanup_(fclosep) FILE *f = NULL;
+        uint64_t v = 0;
 
-        if (key_size > sizeof(key))
-                return -EINVAL;
-        /* Always restart from the first key: we delete what we iterate. */
-        while (bpf_map_get_next_key(fd, prev, next) == 0) {
-                memcpy(key, next, key_size);
-                if (bpf_map_delete_elem(fd, key) < 0)
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+        f = fopen(path, "re");
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "memlock: %" SCNu64, &v) == 1)
+                        break;
+        return v;
+}
+
+static uint64_t digest_of(const void *keys, size_t n, size_t key_size) {
+        const uint8_t *p = keys;
+        uint64_t h = 0xcbf29ce484222325ULL ^ n;
+
+        for (size_t i = 0; i < n * key_size; i++)
+                h = (h ^ p[i]) * 0x100000001b3ULL;
+        return h;
+}
+
+typedef struct SlotBuild {
+        void *outer;     /* struct bpf_map * of the slot */
+        enum bpf_map_type type;
+        uint32_t key_size;
+        uint32_t map_flags;
+        void *keys;
+        size_t n;
+        /* result */
+        uint64_t digest;
+        bool changed;
+        int fd;
+} SlotBuild;
+
+static int fill_map(int fd, const void *keys, size_t n, size_t key_size) {
+        _cleanup_(freep) uint8_t *values = calloc(n, 1);
+        struct bpf_map_batch_opts opts = { .sz = sizeof(opts), .elem_flags = BPF_ANY };
+        uint32_t count = (uint32_t) n;
+
+        if (!values)
+                return -ENOMEM;
+        memset(values, 1, n);
+        /* One system call for the whole set; tries without batch support (older kernels) take them one by one. */
+        if (bpf_map_update_batch(fd, keys, values, &count, &opts) == 0 && count == n)
+                return 0;
+        for (size_t i = 0; i < n; i++)
+                if (bpf_map_update_elem(fd, (const uint8_t *) keys + i * key_size, &values[i], BPF_ANY) < 0)
                         return -errno;
-        }
         return 0;
 }
 
-static int fill_names(int fd, const FilterName *names, size_t n, size_t width) {
-        uint8_t one = 1;
+/* A new map for the slot, sized to its entries, unless they are what the slot holds already. */
+static int slot_prepare(ExecBpf *b, size_t i, SlotBuild *sb) {
+        uint64_t digest = digest_of(sb->keys, sb->n, sb->key_size);
+        struct bpf_map_create_opts opts = { .sz = sizeof(opts), .map_flags = sb->map_flags };
+        int fd, r;
 
-        for (size_t i = 0; i < n; i++) {
-                struct {
-                        uint32_t prefixlen;
-                        char name[LATNICE_EXE_BASE_LEN];
-                } key = {};
-
-                memcpy(key.name, names[i].name, names[i].len);
-                /* exact: the whole NUL-padded name; prefix: just its bytes */
-                key.prefixlen = (uint32_t) (names[i].exact ? width * 8 : names[i].len * 8);
-                if (bpf_map_update_elem(fd, &key, &one, BPF_ANY) < 0)
-                        return -errno;
+        sb->fd = -1;
+        sb->digest = digest;
+        sb->changed = digest != b->slots[i].digest || sb->n != b->slots[i].entries ||
+                      (sb->n > 0) != (b->slots[i].fd >= 0);
+        if (!sb->changed || sb->n == 0)
+                return 0;
+        fd = bpf_map_create(sb->type, "latnice_filter", sb->key_size, 1, (uint32_t) sb->n, &opts);
+        if (fd < 0)
+                return -errno;
+        r = fill_map(fd, sb->keys, sb->n, sb->key_size);
+        if (r < 0) {
+                close(fd);
+                return r;
         }
+        sb->fd = fd;
         return 0;
+}
+
+static void *name_keys(const FilterName *names, size_t n, bool exact, size_t width, bool lpm, size_t *ret_n,
+                       size_t *ret_key_size) {
+        size_t key_size = (lpm ? sizeof(uint32_t) : 0) + width, k = 0;
+        uint8_t *keys = calloc(n + 1, key_size);
+
+        if (!keys)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                uint8_t *key = keys + k * key_size;
+
+                if (names[i].exact != exact)
+                        continue;
+                if (lpm) {
+                        uint32_t prefixlen = names[i].len * 8;
+
+                        memcpy(key, &prefixlen, sizeof(prefixlen));
+                        key += sizeof(prefixlen);
+                }
+                /* exact: the whole NUL-padded name; prefix: just its bytes */
+                memcpy(key, names[i].name, names[i].len);
+                k++;
+        }
+        *ret_n = k;
+        *ret_key_size = key_size;
+        return keys;
 }
 
 int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, size_t n_uids,
                         const uint32_t *gids, size_t n_gids, const uint64_t *cgroup_ids, size_t n_cgroup_ids) {
+        static const uint32_t flag_of[_SLOT_MAX] = {
+                [SLOT_COMM] = LATNICE_FILTER_F_COMM,
+                [SLOT_COMM_PREFIX] = LATNICE_FILTER_F_COMM_PREFIX,
+                [SLOT_EXE] = LATNICE_FILTER_F_EXE,
+                [SLOT_EXE_PREFIX] = LATNICE_FILTER_F_EXE_PREFIX,
+                [SLOT_PARENT] = LATNICE_FILTER_F_PARENT,
+                [SLOT_PARENT_PREFIX] = LATNICE_FILTER_F_PARENT_PREFIX,
+                [SLOT_UID] = LATNICE_FILTER_F_UID,
+                [SLOT_GID] = LATNICE_FILTER_F_GID,
+                [SLOT_CGROUP] = LATNICE_FILTER_F_CGROUP,
+        };
         struct exec_bpf *s = b->skel;
-        uint32_t flags = 0;
-        uint8_t one = 1;
-        int r;
+        SlotBuild sb[_SLOT_MAX] = {
+                [SLOT_COMM] = { s->maps.filter_comm, BPF_MAP_TYPE_HASH },
+                [SLOT_COMM_PREFIX] = { s->maps.filter_comm_prefix, BPF_MAP_TYPE_LPM_TRIE, .map_flags = BPF_F_NO_PREALLOC },
+                [SLOT_EXE] = { s->maps.filter_exe, BPF_MAP_TYPE_HASH },
+                [SLOT_EXE_PREFIX] = { s->maps.filter_exe_prefix, BPF_MAP_TYPE_LPM_TRIE, .map_flags = BPF_F_NO_PREALLOC },
+                [SLOT_PARENT] = { s->maps.filter_parent, BPF_MAP_TYPE_HASH },
+                [SLOT_PARENT_PREFIX] = { s->maps.filter_parent_prefix, BPF_MAP_TYPE_LPM_TRIE,
+                                         .map_flags = BPF_F_NO_PREALLOC },
+                [SLOT_UID] = { s->maps.filter_uid, BPF_MAP_TYPE_HASH, sizeof(uint32_t) },
+                [SLOT_GID] = { s->maps.filter_gid, BPF_MAP_TYPE_HASH, sizeof(uint32_t) },
+                [SLOT_CGROUP] = { s->maps.filter_cgroup, BPF_MAP_TYPE_HASH, sizeof(uint64_t) },
+        };
+        static const FilterSpec none = {};
+        const FilterSpec *g = f->pass_all ? &none : f;
+        uint32_t flags = 0, zero = 0;
+        int r = 0;
 
-        /* Everything passes while the maps are rebuilt: a reload must not lose execs. */
-        s->bss->filter_active = false;
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        {
+                const struct {
+                        const FilterName *names;
+                        size_t n, width;
+                } kinds[3] = {
+                        { g->comm, g->n_comm, LATNICE_COMM_LEN },
+                        { g->exe, g->n_exe, LATNICE_EXE_BASE_LEN },
+                        { g->parent, g->n_parent, LATNICE_COMM_LEN },
+                };
 
-        r = map_clear(bpf_map__fd(s->maps.filter_comm), sizeof(struct latnice_comm_key));
-        if (r >= 0)
-                r = map_clear(bpf_map__fd(s->maps.filter_exe), sizeof(struct latnice_exe_key));
-        if (r >= 0)
-                r = map_clear(bpf_map__fd(s->maps.filter_parent), sizeof(struct latnice_comm_key));
-        if (r >= 0)
-                r = map_clear(bpf_map__fd(s->maps.filter_uid), sizeof(uint32_t));
-        if (r >= 0)
-                r = map_clear(bpf_map__fd(s->maps.filter_gid), sizeof(uint32_t));
-        if (r >= 0)
-                r = map_clear(bpf_map__fd(s->maps.filter_cgroup), sizeof(uint64_t));
-        if (r < 0)
+                for (size_t k = 0; k < 3 && r >= 0; k++)
+                        for (size_t lpm = 0; lpm < 2 && r >= 0; lpm++) {
+                                SlotBuild *x = &sb[2 * k + lpm];
+                                size_t key_size = 0;
+
+                                x->keys = name_keys(kinds[k].names, kinds[k].n, !lpm, kinds[k].width, lpm, &x->n,
+                                                    &key_size);
+                                x->key_size = (uint32_t) key_size;
+                                if (!x->keys)
+                                        r = -ENOMEM;
+                        }
+        }
+        if (!f->pass_all) {
+                sb[SLOT_UID].keys = (void *) uids;
+                sb[SLOT_UID].n = n_uids;
+                sb[SLOT_GID].keys = (void *) gids;
+                sb[SLOT_GID].n = n_gids;
+                sb[SLOT_CGROUP].keys = (void *) cgroup_ids;
+                sb[SLOT_CGROUP].n = n_cgroup_ids;
+        }
+        /* Build the new maps while the old ones still filter: nothing is open during the build. */
+        for (size_t i = 0; i < _SLOT_MAX && r >= 0; i++)
+                r = slot_prepare(b, i, &sb[i]);
+        for (size_t i = 0; i < 6; i++)
+                free(sb[i].keys);
+        if (r < 0) {
+                for (size_t i = 0; i < _SLOT_MAX; i++)
+                        if (sb[i].fd >= 0)
+                                close(sb[i].fd);
+                /* The running filter may not cover the new rules: everything passes. */
+                s->bss->filter_active = false;
                 return r;
-
-        if (f->pass_all) {
-                s->bss->want_args = f->want_args;
-                return 0;
         }
 
-        r = fill_names(bpf_map__fd(s->maps.filter_comm), f->comm, f->n_comm, LATNICE_COMM_LEN);
-        if (r >= 0)
-                r = fill_names(bpf_map__fd(s->maps.filter_exe), f->exe, f->n_exe, LATNICE_EXE_BASE_LEN);
-        if (r >= 0)
-                r = fill_names(bpf_map__fd(s->maps.filter_parent), f->parent, f->n_parent, LATNICE_COMM_LEN);
-        for (size_t i = 0; r >= 0 && i < n_uids; i++)
-                if (bpf_map_update_elem(bpf_map__fd(s->maps.filter_uid), &uids[i], &one, BPF_ANY) < 0)
+        /* The swap: a few updates of one-slot arrays, with everything passing meanwhile. */
+        s->bss->filter_active = false;
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        for (size_t i = 0; i < _SLOT_MAX; i++) {
+                int outer = bpf_map__fd(sb[i].outer);
+
+                if (!sb[i].changed)
+                        continue;
+                if (sb[i].fd >= 0) {
+                        if (bpf_map_update_elem(outer, &zero, &sb[i].fd, BPF_ANY) < 0 && r >= 0)
+                                r = -errno;
+                } else if (bpf_map_delete_elem(outer, &zero) < 0 && errno != ENOENT && r >= 0)
                         r = -errno;
-        for (size_t i = 0; r >= 0 && i < n_gids; i++)
-                if (bpf_map_update_elem(bpf_map__fd(s->maps.filter_gid), &gids[i], &one, BPF_ANY) < 0)
-                        r = -errno;
-        for (size_t i = 0; r >= 0 && i < n_cgroup_ids; i++)
-                if (bpf_map_update_elem(bpf_map__fd(s->maps.filter_cgroup), &cgroup_ids[i], &one, BPF_ANY) < 0)
-                        r = -errno;
+                if (b->slots[i].fd >= 0)
+                        close(b->slots[i].fd);
+                b->slots[i] = (FilterSlot) {
+                        .fd = sb[i].fd,
+                        .digest = sb[i].digest,
+                        .entries = sb[i].n,
+                        .memory = sb[i].fd >= 0 ? map_memory(sb[i].fd) : 0,
+                };
+        }
         if (r < 0)
                 return r; /* stays pass-all: safe */
-
-        if (f->n_comm > 0)
-                flags |= LATNICE_FILTER_F_COMM;
-        if (f->n_exe > 0)
-                flags |= LATNICE_FILTER_F_EXE;
-        if (f->n_parent > 0)
-                flags |= LATNICE_FILTER_F_PARENT;
-        if (n_uids > 0)
-                flags |= LATNICE_FILTER_F_UID;
-        if (n_gids > 0)
-                flags |= LATNICE_FILTER_F_GID;
-        if (n_cgroup_ids > 0)
-                flags |= LATNICE_FILTER_F_CGROUP;
+        for (size_t i = 0; i < _SLOT_MAX; i++)
+                if (b->slots[i].fd >= 0)
+                        flags |= flag_of[i];
         s->bss->filter_flags = flags;
         s->bss->want_args = f->want_args;
+        if (f->pass_all)
+                return 0;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         s->bss->filter_active = true;
         return 0;
+}
+
+uint64_t exec_bpf_filter_memory(ExecBpf *b) {
+        uint64_t sum = 0;
+
+        for (size_t i = 0; i < _SLOT_MAX; i++)
+                sum += b->slots[i].memory;
+        return sum;
+}
+
+uint64_t exec_bpf_memory(ExecBpf *b) {
+        const struct bpf_map *map;
+        uint64_t sum = exec_bpf_filter_memory(b);
+
+        bpf_object__for_each_map(map, b->skel->obj)
+                sum += map_memory(bpf_map__fd(map));
+        return sum;
 }
 
 int exec_bpf_track(ExecBpf *b, pid_t pid, bool on) {

@@ -45,9 +45,17 @@ int exec_bpf_consume(ExecBpf *b, unsigned budget);
 /* True once after the kernel side could not queue an event (ring buffer full): rescan. */
 bool exec_bpf_take_lost(ExecBpf *b);
 
-/* Loads the prefilter. uids/gids: resolved ids (the caller resolves names). */
+/*
+ * Loads the prefilter: maps created for this rule set, sized to it, filled,
+ * then swapped in (an unchanged map is kept). uids/gids: resolved ids (the
+ * caller resolves names). On failure everything passes.
+ */
 int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, size_t n_uids,
                         const uint32_t *gids, size_t n_gids, const uint64_t *cgroup_ids, size_t n_cgroup_ids);
+
+/* Kernel memory of the prefilter's maps, and of all of the watcher's maps, in bytes. */
+uint64_t exec_bpf_filter_memory(ExecBpf *b);
+uint64_t exec_bpf_memory(ExecBpf *b);
 
 /* Report this process's exit (on) or stop (off). */
 int exec_bpf_track(ExecBpf *b, pid_t pid, bool on);

@@ -2,6 +2,7 @@
 /* Building the prefilter's contents from the rules. */
 
 #include "filter.h"
+#include "latnice/event.h"
 #include "util.h"
 
 void filter_spec_done(FilterSpec *f) {
@@ -21,44 +22,76 @@ static const char *base_of(const char *p) {
         return s ? s + 1 : p;
 }
 
-/* Can the value be a trie entry for names of at most max-1 characters? */
+/*
+ * What the kernel can check of one name value, seen in a buffer of max
+ * bytes (max-1 characters and a NUL): the whole name, or a prefix of it.
+ * A glob counts by its literal start, or as its whole literal when it has
+ * no glob character left once unescaped ("Foo\\[Steam].exe").
+ */
 static bool name_expressible(const char *v, size_t max, FilterName *ret) {
+        char lit[256];
         size_t l = strlen(v);
+        bool whole = true;
         FilterName n = {};
 
         if (l == 0)
                 return false;
-        if (!string_is_glob(v)) {
-                if (l >= max) {
-                        /* The kernel side sees max-1 characters: match the prefix it sees. */
-                        memcpy(n.name, v, max - 1);
-                        n.len = (unsigned) (max - 1);
-                } else {
-                        memcpy(n.name, v, l);
-                        n.len = (unsigned) l;
-                        n.exact = true;
+        if (string_is_glob(v)) {
+                l = glob_literal_prefix(v, lit, sizeof(lit), &whole);
+                if (l == 0)
+                        return false; /* "*x", "?x", "[ab]x": no literal start */
+                if (l >= sizeof(lit)) {
+                        l = sizeof(lit) - 1;
+                        whole = false;
                 }
-                *ret = n;
-                return true;
+                v = lit;
         }
-        /* "prefix*" with no other glob character */
-        if (v[l - 1] != '*' || strpbrk(v, "?[") || memchr(v, '*', l - 1) || l - 1 >= max)
-                return false;
-        if (l == 1)
-                return false; /* "*" alone is everything */
-        memcpy(n.name, v, l - 1);
-        n.len = (unsigned) (l - 1);
+        if (l >= max) {
+                /* The kernel side sees max-1 characters: match the prefix it sees. */
+                memcpy(n.name, v, max - 1);
+                n.len = (unsigned) (max - 1);
+        } else {
+                memcpy(n.name, v, l);
+                n.len = (unsigned) l;
+                n.exact = whole;
+        }
         *ret = n;
         return true;
 }
 
-static bool all_expressible(char * const *values, size_t max, bool basename) {
+/*
+ * The file name an Exe= value stands for. A path without glob characters
+ * names its file; a path glob matches the whole path ('*' and '?' match
+ * '/' too), so only a literal last component says what the file name is
+ * (/usr/lib/jvm/x/java); "/opt/x/ga*" would also match /opt/x/ga/y.
+ */
+static const char *exe_name_of(const char *v) {
+        const char *tail = strrchr(v, '/');
+
+        if (!tail)
+                return v;
+        tail++;
+        if (string_is_glob(v) && strpbrk(tail, "*?[]\\"))
+                return NULL;
+        return tail;
+}
+
+static bool value_expressible(const char *v, size_t max, bool exe, FilterName *ret) {
+        if (exe) {
+                v = exe_name_of(v);
+                if (!v)
+                        return false;
+        }
+        return name_expressible(v, max, ret);
+}
+
+static bool all_expressible(char * const *values, size_t max, bool exe) {
         FilterName n;
 
         if (!values || !values[0])
                 return false;
         for (char * const *v = values; *v; v++)
-                if (!name_expressible(basename ? base_of(*v) : *v, max, &n))
+                if (!value_expressible(*v, max, exe, &n))
                         return false;
         return true;
 }
@@ -72,15 +105,35 @@ static bool ids_expressible(char * const *values) {
         return true;
 }
 
-static int add_names(FilterName **list, size_t *n, char * const *values, size_t max, bool basename) {
-        for (char * const *v = values; *v; v++) {
-                FilterName *nl;
+bool filter_rule_checkable(const Rule *r) {
+        return all_expressible(rule_match(r, MATCH_COMM), LATNICE_COMM_LEN, false) ||
+               all_expressible(rule_match(r, MATCH_EXE), LATNICE_EXE_BASE_LEN, true) ||
+               all_expressible(rule_match(r, MATCH_PARENT), LATNICE_COMM_LEN, false) ||
+               ids_expressible(rule_match(r, MATCH_USER)) || ids_expressible(rule_match(r, MATCH_GROUP)) ||
+               (rule_match(r, MATCH_UNIT) && rule_match(r, MATCH_UNIT)[0]);
+}
 
-                nl = reallocarray(*list, *n + 1, sizeof(FilterName));
-                if (!nl)
-                        return -ENOMEM;
-                *list = nl;
-                (void) name_expressible(basename ? base_of(*v) : *v, max, &(*list)[*n]);
+void filter_names_count(const FilterName *names, size_t n, size_t *ret_exact, size_t *ret_prefix) {
+        size_t e = 0;
+
+        for (size_t i = 0; i < n; i++)
+                e += names[i].exact;
+        *ret_exact = e;
+        *ret_prefix = n - e;
+}
+
+static int add_names(FilterName **list, size_t *n, size_t *alloc, char * const *values, size_t max, bool exe) {
+        for (char * const *v = values; *v; v++) {
+                if (*n == *alloc) {
+                        size_t na = *alloc ? *alloc * 2 : 64;
+                        FilterName *nl = reallocarray(*list, na, sizeof(FilterName));
+
+                        if (!nl)
+                                return -ENOMEM;
+                        *list = nl;
+                        *alloc = na;
+                }
+                (void) value_expressible(*v, max, exe, &(*list)[*n]);
                 (*n)++;
         }
         return 0;
@@ -91,7 +144,7 @@ static int add_names(FilterName **list, size_t *n, char * const *values, size_t 
  * /usr/bin/python3 is the file python3.11 too. The kernel side knows only
  * a name, so the name of the file the path resolves to is allowed as well.
  */
-static int add_exe_targets(FilterName **list, size_t *n, char * const *values, size_t max) {
+static int add_exe_targets(FilterName **list, size_t *n, size_t *alloc, char * const *values, size_t max) {
         for (char * const *v = values; *v; v++) {
                 _cleanup_(freep) char *target = NULL;
                 char *one[2];
@@ -104,7 +157,7 @@ static int add_exe_targets(FilterName **list, size_t *n, char * const *values, s
                         continue;
                 one[0] = target;
                 one[1] = NULL;
-                if (add_names(list, n, one, max, true) < 0)
+                if (add_names(list, n, alloc, one, max, true) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -119,6 +172,7 @@ static int add_strv(char ***list, char * const *values) {
 
 int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
         FilterSpec f = {};
+        size_t a_comm = 0, a_exe = 0, a_parent = 0;
         int r = 0;
 
         for (size_t i = 0; i < s->n_rules && r >= 0; i++) {
@@ -126,29 +180,30 @@ int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
 
                 if (rule->kind != RULE_PROCESS)
                         continue;
-                if (rule->match[MATCH_CMDLINE])
+                if (rule_match(rule, MATCH_CMDLINE))
                         f.want_args = true;
                 if (f.pass_all)
                         continue;
 
-                if (all_expressible(rule->match[MATCH_COMM], 16, false))
-                        r = add_names(&f.comm, &f.n_comm, rule->match[MATCH_COMM], 16, false);
-                else if (all_expressible(rule->match[MATCH_EXE], 32, true))
-                        r = add_names(&f.exe, &f.n_exe, rule->match[MATCH_EXE], 32, true) ?:
-                            add_exe_targets(&f.exe, &f.n_exe, rule->match[MATCH_EXE], 32);
-                else if (all_expressible(rule->match[MATCH_PARENT], 16, false))
-                        r = add_names(&f.parent, &f.n_parent, rule->match[MATCH_PARENT], 16, false);
-                else if (ids_expressible(rule->match[MATCH_USER]))
-                        r = add_strv(&f.users, rule->match[MATCH_USER]);
-                else if (ids_expressible(rule->match[MATCH_GROUP]))
-                        r = add_strv(&f.groups, rule->match[MATCH_GROUP]);
-                else if (rule->match[MATCH_UNIT] && rule->match[MATCH_UNIT][0])
-                        r = add_strv(&f.units, rule->match[MATCH_UNIT]);
+                if (all_expressible(rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN, false))
+                        r = add_names(&f.comm, &f.n_comm, &a_comm, rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN, false);
+                else if (all_expressible(rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN, true))
+                        r = add_names(&f.exe, &f.n_exe, &a_exe, rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN, true) ?:
+                            add_exe_targets(&f.exe, &f.n_exe, &a_exe, rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN);
+                else if (all_expressible(rule_match(rule, MATCH_PARENT), LATNICE_COMM_LEN, false))
+                        r = add_names(&f.parent, &f.n_parent, &a_parent, rule_match(rule, MATCH_PARENT), LATNICE_COMM_LEN,
+                                      false);
+                else if (ids_expressible(rule_match(rule, MATCH_USER)))
+                        r = add_strv(&f.users, rule_match(rule, MATCH_USER));
+                else if (ids_expressible(rule_match(rule, MATCH_GROUP)))
+                        r = add_strv(&f.groups, rule_match(rule, MATCH_GROUP));
+                else if (rule_match(rule, MATCH_UNIT) && rule_match(rule, MATCH_UNIT)[0])
+                        r = add_strv(&f.units, rule_match(rule, MATCH_UNIT));
                 else {
                         f.pass_all = true;
                         if (asprintf(&f.pass_all_reason,
-                                     "[Process %s] %s:%u has no key the kernel can check (exact names or 'prefix*' "
-                                     "of Comm=, Exe=, Parent=, or User=, Group=, Unit=)",
+                                     "[Process %s] %s:%u has no key the kernel can check (a name or a glob with a "
+                                     "literal start in Comm=, Exe=, Parent=, or User=, Group=, Unit=)",
                                      rule->name, rule->file, rule->line) < 0)
                                 r = -ENOMEM;
                 }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What the in-kernel prefilter must let through for a RuleSet. For every
- * process rule one key the kernel can check cheaply is chosen (exact names
- * and "prefix*" globs of Comm=, of Exe='s file name, of Parent=, or User=/
- * Group= ids); keys are ANDed, so one such key suffices. A rule with none
- * widens the filter to everything (pass_all): the filter never drops a
- * possible match. Pure logic.
+ * process rule one key the kernel can check cheaply is chosen (names of
+ * Comm=, of Exe='s file name, of Parent=, or User=/Group= ids, Unit=);
+ * keys are ANDed, so one such key suffices. A glob is narrowed to what the
+ * kernel can check, its literal start ("Foo[Steam].exe" lets "Foo..."
+ * through) or, for an Exe= path glob, a literal file name; user space
+ * decides the rest. Only a rule with nothing the kernel can check widens
+ * the filter to everything (pass_all): the filter never drops a possible
+ * match. Pure logic.
  */
 #pragma once
 
@@ -35,6 +38,18 @@ typedef struct FilterSpec {
         char **units;            /* Unit= patterns of rules that rely on the cgroup ancestry */
 } FilterSpec;
 
+/* The most names one prefilter map takes; far beyond any real rule set, it bounds kernel memory. */
+#define FILTER_NAMES_MAX (1U << 20)
+
 void filter_spec_done(FilterSpec *f);
 /* capacity: maximum entries per name map (beyond it: pass_all). */
 int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret);
+
+/* How many of the names are exact (a hash map) and how many prefixes (a trie). */
+void filter_names_count(const FilterName *names, size_t n, size_t *ret_exact, size_t *ret_prefix);
+
+/*
+ * Does the process rule have a key the kernel can check? If not, every exec
+ * on the machine has to wake latniced (latnicectl check warns about it).
+ */
+bool filter_rule_checkable(const Rule *r);

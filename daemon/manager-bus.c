@@ -269,7 +269,7 @@ static int append_rule(sd_bus_message *reply, const Rule *r) {
 }
 
 static char *rule_key_string(const Rule *r, MatchKey k) {
-        _cleanup_(freep) char *v = strv_join(r->match[k], " ");
+        _cleanup_(freep) char *v = strv_join(rule_match(r, k), " ");
         char *s;
 
         if (!v || asprintf(&s, "%s=%s", match_key_to_string(k), v) < 0)
@@ -284,7 +284,7 @@ static int append_rule_keys(sd_bus_message *reply, const Rule *r) {
         for (MatchKey k = 0; q >= 0 && r && k < _MATCH_KEY_MAX; k++) {
                 _cleanup_(freep) char *s = NULL;
 
-                if (!r->match[k])
+                if (!rule_match(r, k))
                         continue;
                 s = rule_key_string(r, k);
                 if (!s)
@@ -970,6 +970,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Reloads", "t", NULL, offsetof(Manager, reloads), 0),
         SD_BUS_PROPERTY("UnitWalks", "t", NULL, offsetof(Manager, unit_walks), 0),
         SD_BUS_PROPERTY("CmdlineTruncated", "t", NULL, offsetof(Manager, cmdline_truncated), 0),
+        SD_BUS_PROPERTY("Prefilter", "s", property_get_string, offsetof(Manager, prefilter), 0),
+        SD_BUS_PROPERTY("PrefilterMemory", "t", NULL, offsetof(Manager, prefilter_memory), 0),
         SD_BUS_PROPERTY("AppliedSignalsSuppressed", "t", property_get_suppressed, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS("GetTask",

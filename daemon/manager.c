@@ -102,6 +102,8 @@ Manager *manager_free(Manager *m) {
                 close(m->proc_fd);
         applied_table_free(m->applied);
         filter_spec_done(&m->filter);
+        free(m->prefilter);
+        match_index_free(m->index);
         rule_set_free(m->rules);
         free(m->profile);
         free(m->profile_path);
@@ -701,7 +703,7 @@ static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, ui
                 e = NULL;
         }
 
-        r = match_task(m->rules, t, false, &mr);
+        r = match_index_task(m->index, t, false, &mr);
         if (r < 0)
                 return log_oom();
         rule = mr.rule;
@@ -1435,12 +1437,13 @@ static void manager_arm_name_retry(Manager *m, bool on) {
 
 int manager_update_filter(Manager *m) {
         _cleanup_(freep) uint32_t *uids = NULL, *gids = NULL;
+        struct timespec t0, t1;
         _cleanup_(freep) uint64_t *cgroup_ids = NULL;
         size_t n_uids = 0, n_gids = 0, n_cgroup_ids = 0;
         FilterSpec f = {};
         int r;
 
-        r = filter_spec_build(m->rules, LATNICE_FILTER_COMM_MAX, &f);
+        r = filter_spec_build(m->rules, FILTER_NAMES_MAX, &f);
         if (r < 0)
                 return log_oom();
         /* Units are known by cgroup id once systemd told us about them; until then let everything through. */
@@ -1457,15 +1460,15 @@ int manager_update_filter(Manager *m) {
         for (size_t i = 0; i < m->rules->n_rules; i++) {
                 const Rule *rule = &m->rules->rules[i];
 
-                if (rule->match[MATCH_EXE])
+                if (rule_match(rule, MATCH_EXE))
                         m->needs_exe = true;
 
-                if (rule->match[MATCH_CGROUP] || rule->match[MATCH_UNIT] || rule->kind == RULE_UNIT)
+                if (rule_match(rule, MATCH_CGROUP) || rule_match(rule, MATCH_UNIT) || rule->kind == RULE_UNIT)
                         m->needs_cgroup = true;
-                if (rule->match[MATCH_PARENT])
+                if (rule_match(rule, MATCH_PARENT))
                         m->needs_parent = true;
                 for (MatchKey k = MATCH_USER; k <= MATCH_GROUP; k++)
-                        for (char **v = rule->match[k]; v && *v; v++) {
+                        for (char **v = rule_match(rule, k); v && *v; v++) {
                                 uint64_t id;
 
                                 if (safe_atou64(*v, &id) < 0)
@@ -1473,8 +1476,11 @@ int manager_update_filter(Manager *m) {
                         }
         }
 
-        if (!m->bpf)
+        if (!m->bpf) {
+                free(m->prefilter);
+                m->prefilter = strdup("none: the event source has no in-kernel filter");
                 return 0;
+        }
         {
                 const char *unresolved = NULL;
 
@@ -1497,24 +1503,56 @@ int manager_update_filter(Manager *m) {
                 }
                 manager_arm_name_retry(m, unresolved != NULL);
         }
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         r = exec_bpf_set_filter(m->bpf, &m->filter, uids, n_uids, gids, n_gids, cgroup_ids, n_cgroup_ids);
-        if (r < 0)
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        m->prefilter_memory = exec_bpf_filter_memory(m->bpf);
+        free(m->prefilter);
+        m->prefilter = NULL;
+        if (r < 0) {
                 log_warning_errno(r, "Failed to load the in-kernel prefilter, every exec wakes the daemon: %m");
-        else if (m->filter.pass_all)
+                if (asprintf(&m->prefilter, "off: the maps could not be loaded: %s", strerror(-r)) < 0)
+                        m->prefilter = NULL;
+        } else if (m->filter.pass_all) {
                 log_notice("Prefilter off: %s. Every exec wakes the daemon.", m->filter.pass_all_reason);
-        else
-                log_info("Prefilter: %zu command names, %zu binary names, %zu parent names, %zu users, %zu groups, "
-                         "%zu cgroups.", m->filter.n_comm, m->filter.n_exe, m->filter.n_parent, n_uids, n_gids,
-                         n_cgroup_ids);
+                if (asprintf(&m->prefilter, "off: %s", m->filter.pass_all_reason ?: "?") < 0)
+                        m->prefilter = NULL;
+        } else {
+                size_t ce, cp, ee, ep, pe, pp;
+
+                filter_names_count(m->filter.comm, m->filter.n_comm, &ce, &cp);
+                filter_names_count(m->filter.exe, m->filter.n_exe, &ee, &ep);
+                filter_names_count(m->filter.parent, m->filter.n_parent, &pe, &pp);
+                if (asprintf(&m->prefilter,
+                             "on: %zu command names (%zu prefixes), %zu binary names (%zu prefixes), %zu parent names "
+                             "(%zu prefixes), %zu users, %zu groups, %zu cgroups",
+                             ce, cp, ee, ep, pe, pp, n_uids, n_gids, n_cgroup_ids) < 0)
+                        m->prefilter = NULL;
+                log_info("Prefilter %s; %" PRIu64 " kB of kernel memory (%" PRIu64 " kB with the ring buffer and "
+                         "the other maps), loaded in %" PRIu64 " us.",
+                         m->prefilter ?: "on", m->prefilter_memory / 1024, exec_bpf_memory(m->bpf) / 1024,
+                         (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000000LL + (t1.tv_nsec - t0.tv_nsec) / 1000));
+        }
+        /* In the kernel now (and compared there by digest): the lists need not stay in memory. */
+        free(m->filter.comm);
+        free(m->filter.exe);
+        free(m->filter.parent);
+        m->filter.comm = m->filter.exe = m->filter.parent = NULL;
+        m->filter.n_comm = m->filter.n_exe = m->filter.n_parent = 0;
         return 0;
 }
 
 int manager_reload(Manager *m, bool startup) {
+        _cleanup_(match_index_freep) MatchIndex *index = NULL;
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         _cleanup_(freep) char *name = NULL, *path = NULL;
         size_t active = 0;
         int r;
 
+        struct timespec t0, t1, c0, c1;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
         r = manager_resolve_profile(m, &name, &path);
         if (r < 0)
                 return log_error_errno(r, "Failed to resolve the profile: %m");
@@ -1539,6 +1577,19 @@ int manager_reload(Manager *m, bool startup) {
                 log_info("Loaded %zu rules from %zu files (profile %s), %zu errors.", s->n_rules, active,
                          name ?: "none", s->n_errors);
 
+        r = match_index_new(s, &index);
+        if (r < 0)
+                return log_error_errno(r, "Failed to index the rules: %m");
+        {
+                MatchIndexStats st;
+
+                match_index_stats(index, &st);
+                log_debug("Rule index: %zu process rules by name, %zu tried for every process, %zu names, %zu kB.",
+                          st.indexed, st.unindexed, st.entries, st.bytes / 1024);
+        }
+
+        match_index_free(m->index);
+        m->index = TAKE_PTR(index);
         rule_set_free(m->rules);
         m->rules = TAKE_PTR(s);
         free(m->profile);
@@ -1546,9 +1597,17 @@ int manager_reload(Manager *m, bool startup) {
         free(m->profile_path);
         m->profile_path = TAKE_PTR(path);
         (void) manager_update_filter(m);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+        /* How long parsing, indexing and the prefilter took: big rule sets should not stall the loop. */
+        log_info("Rules in place after %" PRIu64 " us, %" PRIu64 " us of CPU (parse, index, prefilter).",
+                 (uint64_t) ((t1.tv_sec - t0.tv_sec) * 1000000LL + (t1.tv_nsec - t0.tv_nsec) / 1000),
+                 (uint64_t) ((c1.tv_sec - c0.tv_sec) * 1000000LL + (c1.tv_nsec - c0.tv_nsec) / 1000));
         /* The profile, and whether user names matter, may be other ones now. */
         (void) manager_refresh_watches(m);
         if (!startup) {
+                /* The old set and the prefilter's lists are gone: give their memory back, as at start-up. */
+                (void) malloc_trim(0);
                 m->reloads++;
                 manager_units_rules_changed(m);
                 (void) manager_rescan(m, "rules reloaded");

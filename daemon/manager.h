@@ -71,7 +71,10 @@ typedef struct Manager {
         char *profile;       /* active profile name, NULL for none */
         char *profile_path;
         RuleSet *rules;
-        FilterSpec filter;
+        MatchIndex *index;   /* over rules: what decides an exec */
+        FilterSpec filter;   /* its name lists are dropped once in the kernel */
+        char *prefilter;     /* "on: ..." or "off: why", for the bus */
+        uint64_t prefilter_memory; /* bytes of kernel memory its maps take */
         bool needs_cgroup;   /* some rule matches on cgroup or unit */
         bool needs_names;    /* some rule matches User=/Group= by name */
         bool needs_exe;      /* some rule matches Exe=: resolve the executable's path */

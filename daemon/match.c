@@ -39,23 +39,28 @@ static const char *basename_of(const char *p) {
         return s ? s + 1 : p;
 }
 
+/* The kernel appends " (deleted)" once the binary was replaced (e.g. by an upgrade). */
+static const char *exe_trimmed(const char *exe, char *buf, size_t size) {
+        size_t l = strlen(exe);
+
+        if (l > 10 && l < size && strcmp(exe + l - 10, " (deleted)") == 0) {
+                memcpy(buf, exe, l - 10);
+                buf[l - 10] = 0;
+                return buf;
+        }
+        return exe;
+}
+
 static bool exe_matches(const char *pattern, const TaskInfo *t) {
         const char *exe = t->exe;
         char buf[4096];
-        size_t l;
 
         if (strchr(pattern, '/') && !string_is_glob(pattern) && t->exe_is)
                 /* Whatever the task's exec path or mount namespace: is it this file? (Symlinks resolve.) */
                 return t->exe_is(t, pattern, t->exe_userdata);
         if (!exe)
                 return false;
-        /* The kernel appends " (deleted)" once the binary was replaced (e.g. by an upgrade). */
-        l = strlen(exe);
-        if (l > 10 && l < sizeof(buf) && strcmp(exe + l - 10, " (deleted)") == 0) {
-                memcpy(buf, exe, l - 10);
-                buf[l - 10] = 0;
-                exe = buf;
-        }
+        exe = exe_trimmed(exe, buf, sizeof(buf));
         if (!strchr(pattern, '/'))
                 return value_matches(pattern, basename_of(exe));
         if (!value_matches(pattern, exe))
@@ -165,19 +170,32 @@ static bool pattern_matches(MatchKey k, const char *pattern, const TaskInfo *t) 
         }
 }
 
-const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t) {
-        for (char * const *p = r->match[k]; p && *p; p++)
+static const char *values_matched(MatchKey k, char * const *values, const TaskInfo *t) {
+        for (char * const *p = values; p && *p; p++)
                 if (pattern_matches(k, *p, t))
                         return *p;
         return NULL;
 }
 
+const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t) {
+        return values_matched(k, rule_match(r, k), t);
+}
+
 bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed) {
+        char **p = r->values;
+
+        /* The given keys' lists lie one after the other, in key order. */
         for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
-                if (!r->match[k])
+                char **v;
+
+                if (!(r->keys & (1U << k)))
                         continue;
+                v = p;
+                while (*p)
+                        p++;
+                p++;
                 /* A key given with an empty list ("Comm=" reset) matches nothing. */
-                if (!match_key_matched(r, k, t)) {
+                if (!values_matched(k, v, t)) {
                         if (ret_failed)
                                 *ret_failed = k;
                         return false;
@@ -236,8 +254,454 @@ const Rule *match_unit(const RuleSet *s, const char *unit) {
         for (size_t i = 0; i < s->n_rules; i++) {
                 const Rule *r = &s->rules[i];
 
-                if (r->kind == RULE_UNIT && r->match[MATCH_UNIT] && any_matches(r->match[MATCH_UNIT], unit))
+                if (r->kind == RULE_UNIT && rule_match(r, MATCH_UNIT) && any_matches(rule_match(r, MATCH_UNIT), unit))
                         return r;
         }
         return NULL;
+}
+
+/* ---- the index ---------------------------------------------------------- */
+
+/*
+ * Which part of a task a rule is filed under. Every value of the key the
+ * rule is filed under is an exact name or has a literal start, and keys
+ * are ANDed: a task whose names find nothing in the table cannot match the
+ * rule, so trying only what the table finds keeps the result exact.
+ */
+typedef enum IndexSlot {
+        IX_COMM,
+        IX_EXE_BASE,
+        IX_PARENT,
+        IX_CMDLINE,
+        IX_CGROUP,
+        IX_UNIT,
+        IX_USER,
+        IX_GROUP,
+        _IX_MAX,
+} IndexSlot;
+
+/* The order in which keys are tried: the most selective (and cheapest to look up) first. */
+static const struct {
+        MatchKey key;
+        IndexSlot slot;
+} index_order[] = {
+        { MATCH_COMM, IX_COMM },       { MATCH_EXE, IX_EXE_BASE }, { MATCH_PARENT, IX_PARENT },
+        { MATCH_CMDLINE, IX_CMDLINE }, { MATCH_CGROUP, IX_CGROUP }, { MATCH_UNIT, IX_UNIT },
+        { MATCH_USER, IX_USER },       { MATCH_GROUP, IX_GROUP },
+};
+
+/*
+ * One name or prefix for one rule: 16 bytes, as a set has about one per
+ * rule. A name several rules file under is several entries; a lookup walks
+ * the probe sequence to the first free slot and collects them all.
+ */
+typedef struct IndexEntry {
+        const char *key;  /* NUL-terminated: a rule's value, its literal file name, or an unescaped copy */
+        uint32_t tag;     /* hash bits, with slot and prefix in the top four */
+        uint32_t rule;
+} IndexEntry;
+
+struct MatchIndex {
+        const RuleSet *set;
+        IndexEntry *entries; /* the open-addressing table itself; key NULL = free */
+        size_t table_size;   /* at most 3/4 full */
+        size_t n_entries;
+        /* distinct prefix lengths per slot, ascending */
+        uint32_t *prefix_lens[_IX_MAX];
+        size_t n_prefix_lens[_IX_MAX];
+        bool slot_used[_IX_MAX];
+        uint32_t *unindexed; /* process rules without an indexable key, ascending */
+        size_t n_unindexed, n_indexed;
+        char **strings;      /* unescaped literals the entries point to */
+        size_t n_strings;
+        uint32_t *cand;      /* scratch: candidate rule indices of one lookup */
+        size_t n_cand, alloc_cand;
+        size_t bytes;
+};
+
+static uint32_t index_tag(IndexSlot slot, bool prefix, const char *s, size_t len) {
+        uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+        for (size_t i = 0; i < len; i++)
+                h = (h ^ (unsigned char) s[i]) * 0x100000001b3ULL;
+        h ^= h >> 32;
+        return ((uint32_t) h & 0x0fffffffU) | (uint32_t) (slot * 2 + prefix) << 28;
+}
+
+static bool entry_is(const IndexEntry *x, uint32_t tag, const char *s, size_t len) {
+        return x->tag == tag && strncmp(x->key, s, len) == 0 && x->key[len] == 0;
+}
+
+/* Where the probe sequence of a tag starts: the table need not be a power of two. */
+static size_t index_home(const MatchIndex *ix, uint32_t tag) {
+        return (size_t) (((uint64_t) (uint32_t) (tag * 0x9E3779B1U) * ix->table_size) >> 32);
+}
+
+static size_t index_next(const MatchIndex *ix, size_t i) {
+        return i + 1 == ix->table_size ? 0 : i + 1;
+}
+
+static void index_add(MatchIndex *ix, IndexSlot slot, bool prefix, const char *key, size_t len, uint32_t rule) {
+        uint32_t tag = index_tag(slot, prefix, key, len);
+
+        for (size_t i = index_home(ix, tag);; i = index_next(ix, i))
+                if (!ix->entries[i].key) {
+                        ix->entries[i] = (IndexEntry) { .key = key, .tag = tag, .rule = rule };
+                        ix->n_entries++;
+                        return;
+                }
+}
+
+static int index_add_prefix_len(MatchIndex *ix, IndexSlot slot, size_t len) {
+        size_t n = ix->n_prefix_lens[slot], at = 0;
+        uint32_t *v;
+
+        while (at < n && ix->prefix_lens[slot][at] < len)
+                at++;
+        if (at < n && ix->prefix_lens[slot][at] == len)
+                return 0;
+        v = reallocarray(ix->prefix_lens[slot], n + 1, sizeof(uint32_t));
+        if (!v)
+                return -ENOMEM;
+        memmove(v + at + 1, v + at, (n - at) * sizeof(uint32_t));
+        v[at] = (uint32_t) len;
+        ix->prefix_lens[slot] = v;
+        ix->n_prefix_lens[slot]++;
+        return 0;
+}
+
+/*
+ * What one value can be filed under: the name itself, the unescaped whole
+ * of a glob that has no glob characters left (Foo\[Steam].exe), or the
+ * literal start of a glob. False if there is none (a glob that starts
+ * with '*', an Exe= path, which matches by inode).
+ */
+typedef struct IndexKey {
+        const char *key;
+        size_t len;
+        bool prefix;
+        char *copy; /* owned, when key is an unescaped literal */
+} IndexKey;
+
+static bool index_key_of(MatchKey k, const char *v, IndexKey *ret) {
+        bool whole;
+        size_t n;
+        char *buf;
+
+        *ret = (IndexKey) {};
+        if (k == MATCH_EXE && strchr(v, '/')) {
+                const char *tail = strrchr(v, '/') + 1;
+
+                /*
+                 * A path glob matches the whole path ('*' and '?' match '/' too), so only a
+                 * literal last component says what the file name is: /usr/lib/jvm/x/java.
+                 */
+                if (!string_is_glob(v) || !*tail || strpbrk(tail, "*?[]\\"))
+                        return false;
+                *ret = (IndexKey) { .key = tail, .len = strlen(tail) };
+                return true;
+        }
+        if (!string_is_glob(v)) {
+                *ret = (IndexKey) { .key = v, .len = strlen(v) };
+                return true;
+        }
+        buf = malloc(strlen(v) + 1);
+        if (!buf)
+                return false;
+        n = glob_literal_prefix(v, buf, strlen(v) + 1, &whole);
+        if (n == 0) {
+                free(buf);
+                return false;
+        }
+        *ret = (IndexKey) { .key = buf, .len = n, .prefix = !whole, .copy = buf };
+        return true;
+}
+
+/* Can every value of the key be filed? (Nothing allocated.) */
+static bool index_key_usable(MatchKey k, char * const *values) {
+        if (!values || !values[0])
+                return false; /* an empty list matches nothing; no key: anything */
+        for (char * const *v = values; *v; v++) {
+                bool whole;
+
+                if (k == MATCH_EXE && strchr(*v, '/')) {
+                        const char *tail = strrchr(*v, '/') + 1;
+
+                        if (!string_is_glob(*v) || !*tail || strpbrk(tail, "*?[]\\"))
+                                return false;
+                } else if (string_is_glob(*v) && glob_literal_prefix(*v, NULL, 0, &whole) == 0)
+                        return false;
+        }
+        return true;
+}
+
+/* The key a rule is filed under, or -1. */
+static int index_pick(const Rule *r) {
+        for (size_t o = 0; o < ELEMENTSOF(index_order); o++)
+                if (index_key_usable(index_order[o].key, rule_match(r, index_order[o].key)))
+                        return (int) o;
+        return -1;
+}
+
+static int index_file_rule(MatchIndex *ix, const Rule *r, uint32_t i, size_t o) {
+        MatchKey k = index_order[o].key;
+        IndexSlot slot = index_order[o].slot;
+
+        for (char * const *v = rule_match(r, k); *v; v++) {
+                IndexKey key;
+
+                if (!index_key_of(k, *v, &key))
+                        return -ENOMEM; /* usable, so only allocation can fail */
+                if (key.copy) {
+                        ix->strings[ix->n_strings++] = key.copy;
+                        ix->bytes += key.len + 1;
+                }
+                if (key.prefix && index_add_prefix_len(ix, slot, key.len) < 0)
+                        return -ENOMEM;
+                index_add(ix, slot, key.prefix, key.key, key.len, i);
+        }
+        ix->slot_used[slot] = true;
+        return 0;
+}
+
+MatchIndex *match_index_free(MatchIndex *ix) {
+        if (!ix)
+                return NULL;
+        free(ix->entries);
+        for (size_t s = 0; s < _IX_MAX; s++)
+                free(ix->prefix_lens[s]);
+        free(ix->unindexed);
+        for (size_t i = 0; i < ix->n_strings; i++)
+                free(ix->strings[i]);
+        free(ix->strings);
+        free(ix->cand);
+        free(ix);
+        return NULL;
+}
+
+int match_index_new(const RuleSet *s, MatchIndex **ret) {
+        _cleanup_(match_index_freep) MatchIndex *ix = NULL;
+        _cleanup_(freep) int8_t *pick = NULL;
+        size_t n_keys = 0, n_globs = 0, n_unindexed = 0;
+        int r;
+
+        ix = calloc(1, sizeof(MatchIndex));
+        pick = calloc(s->n_rules + 1, 1);
+        if (!ix || !pick)
+                return -ENOMEM;
+        ix->set = s;
+        /* Count first, so that every array is allocated once at its size. */
+        for (size_t i = 0; i < s->n_rules; i++) {
+                const Rule *rule = &s->rules[i];
+
+                pick[i] = -1;
+                if (rule->kind != RULE_PROCESS)
+                        continue;
+                pick[i] = (int8_t) index_pick(rule);
+                if (pick[i] < 0) {
+                        n_unindexed++;
+                        continue;
+                }
+                for (char * const *v = rule_match(rule, index_order[pick[i]].key); *v; v++) {
+                        n_keys++;
+                        n_globs += string_is_glob(*v);
+                }
+        }
+        /* A quarter free keeps probe sequences short, and one free slot ends every lookup. */
+        ix->table_size = n_keys * 4 / 3 + 16;
+        ix->entries = calloc(ix->table_size, sizeof(IndexEntry));
+        ix->strings = calloc(n_globs + 1, sizeof(char *));
+        ix->unindexed = calloc(n_unindexed + 1, sizeof(uint32_t));
+        if (!ix->entries || !ix->strings || !ix->unindexed)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < s->n_rules; i++) {
+                if (s->rules[i].kind != RULE_PROCESS)
+                        continue;
+                if (pick[i] < 0) {
+                        ix->unindexed[ix->n_unindexed++] = (uint32_t) i;
+                        continue;
+                }
+                r = index_file_rule(ix, &s->rules[i], (uint32_t) i, (size_t) pick[i]);
+                if (r < 0)
+                        return r;
+                ix->n_indexed++;
+        }
+        ix->bytes += sizeof(MatchIndex) + ix->table_size * sizeof(IndexEntry) +
+                     (n_globs + 1) * sizeof(char *) + (n_unindexed + 1) * sizeof(uint32_t);
+        *ret = TAKE_PTR(ix);
+        return 0;
+}
+
+void match_index_stats(const MatchIndex *ix, MatchIndexStats *ret) {
+        *ret = (MatchIndexStats) {
+                .indexed = ix->n_indexed,
+                .unindexed = ix->n_unindexed,
+                .entries = ix->n_entries,
+                .bytes = ix->bytes,
+        };
+}
+
+static int cand_add(MatchIndex *ix, uint32_t rule) {
+        if (ix->n_cand == ix->alloc_cand) {
+                size_t na = ix->alloc_cand ? ix->alloc_cand * 2 : 16;
+                uint32_t *c = reallocarray(ix->cand, na, sizeof(uint32_t));
+
+                if (!c)
+                        return -ENOMEM;
+                ix->cand = c;
+                ix->alloc_cand = na;
+        }
+        ix->cand[ix->n_cand++] = rule;
+        return 0;
+}
+
+/* The rules of every entry that is (slot, prefix, s[0..len)). */
+static int index_find(MatchIndex *ix, IndexSlot slot, bool prefix, const char *s, size_t len) {
+        uint32_t tag = index_tag(slot, prefix, s, len);
+        int r;
+
+        for (size_t i = index_home(ix, tag); ix->entries[i].key; i = index_next(ix, i))
+                if (entry_is(&ix->entries[i], tag, s, len)) {
+                        r = cand_add(ix, ix->entries[i].rule);
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}
+
+/* Every entry of the slot that a task's name s finds: the name itself and each literal start it has. */
+static int index_lookup(MatchIndex *ix, IndexSlot slot, const char *s) {
+        size_t len;
+        int r;
+
+        if (!s || !ix->slot_used[slot])
+                return 0;
+        len = strlen(s);
+        r = index_find(ix, slot, false, s, len);
+        for (size_t i = 0; r >= 0 && i < ix->n_prefix_lens[slot] && ix->prefix_lens[slot][i] <= len; i++)
+                r = index_find(ix, slot, true, s, ix->prefix_lens[slot][i]);
+        return r;
+}
+
+static bool slot_used(const MatchIndex *ix, IndexSlot slot) {
+        return ix->slot_used[slot];
+}
+
+static int compare_u32(const void *a, const void *b) {
+        uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static int index_candidates(MatchIndex *ix, const TaskInfo *t) {
+        char num[16], buf[4096];
+        int r = 0;
+
+        ix->n_cand = 0;
+        r = index_lookup(ix, IX_COMM, t->comm);
+        if (r >= 0 && t->exe)
+                r = index_lookup(ix, IX_EXE_BASE, basename_of(exe_trimmed(t->exe, buf, sizeof(buf))));
+        if (r >= 0)
+                r = index_lookup(ix, IX_PARENT, t->parent_comm);
+        if (r >= 0 && t->argv && slot_used(ix, IX_CMDLINE))
+                for (char * const *a = t->argv; *a && r >= 0; a++) {
+                        const char *b = basename_of(*a);
+
+                        r = index_lookup(ix, IX_CMDLINE, *a);
+                        if (r >= 0 && b != *a)
+                                r = index_lookup(ix, IX_CMDLINE, b);
+                }
+        if (r >= 0)
+                r = index_lookup(ix, IX_CGROUP, t->cgroup);
+        if (r >= 0 && t->cgroup && slot_used(ix, IX_UNIT))
+                for (const char *p = t->cgroup; *p && r >= 0;) {
+                        const char *e;
+                        size_t len;
+
+                        p += strspn(p, "/");
+                        e = strchrnul(p, '/');
+                        len = (size_t) (e - p);
+                        /* The same components cgroup_path_in_unit() tries. */
+                        if (len > 0 && len < 256 && is_unit_name(p, len)) {
+                                memcpy(buf, p, len);
+                                buf[len] = 0;
+                                r = index_lookup(ix, IX_UNIT, buf);
+                        }
+                        p = e;
+                }
+        if (r >= 0) {
+                snprintf(num, sizeof(num), "%u", (unsigned) t->uid);
+                r = index_lookup(ix, IX_USER, num);
+        }
+        if (r >= 0)
+                r = index_lookup(ix, IX_USER, t->user);
+        if (r >= 0) {
+                snprintf(num, sizeof(num), "%u", (unsigned) t->gid);
+                r = index_lookup(ix, IX_GROUP, num);
+        }
+        if (r >= 0)
+                r = index_lookup(ix, IX_GROUP, t->group);
+        if (r < 0)
+                return r;
+        if (ix->n_cand + ix->n_unindexed > ix->alloc_cand) {
+                size_t na = (ix->n_cand + ix->n_unindexed) * 2;
+                uint32_t *c = reallocarray(ix->cand, na, sizeof(uint32_t));
+
+                if (!c)
+                        return -ENOMEM;
+                ix->cand = c;
+                ix->alloc_cand = na;
+        }
+        if (ix->n_unindexed > 0) {
+                memcpy(ix->cand + ix->n_cand, ix->unindexed, ix->n_unindexed * sizeof(uint32_t));
+                ix->n_cand += ix->n_unindexed;
+        }
+        /* Rule order decides, as in match_task(). */
+        if (ix->n_cand > 1) {
+                size_t w = 1;
+
+                qsort(ix->cand, ix->n_cand, sizeof(uint32_t), compare_u32);
+                for (size_t i = 1; i < ix->n_cand; i++)
+                        if (ix->cand[i] != ix->cand[w - 1])
+                                ix->cand[w++] = ix->cand[i];
+                ix->n_cand = w;
+        }
+        return 0;
+}
+
+int match_index_task(MatchIndex *ix, const TaskInfo *t, bool want_shadowed, MatchResult *ret) {
+        MatchResult m = {};
+        size_t alloc = 0;
+        int r;
+
+        r = index_candidates(ix, t);
+        if (r < 0)
+                return r;
+        for (size_t c = 0; c < ix->n_cand; c++) {
+                const Rule *rule = &ix->set->rules[ix->cand[c]];
+
+                if (!match_rule(rule, t, NULL))
+                        continue;
+                if (!m.rule) {
+                        m.rule = rule;
+                        if (!want_shadowed)
+                                break;
+                        continue;
+                }
+                if (m.n_shadowed >= alloc) {
+                        const Rule **n;
+
+                        alloc = alloc ? alloc * 2 : 8;
+                        n = reallocarray(m.shadowed, alloc, sizeof(Rule *));
+                        if (!n) {
+                                match_result_done(&m);
+                                return -ENOMEM;
+                        }
+                        m.shadowed = n;
+                }
+                m.shadowed[m.n_shadowed++] = rule;
+        }
+        *ret = m;
+        return m.rule ? 1 : 0;
 }

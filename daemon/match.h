@@ -60,6 +60,35 @@ const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t);
  */
 int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchResult *ret);
 
+/*
+ * The same first-match decision as match_task(), without trying every
+ * rule: each process rule is filed under one of its keys whose values are
+ * all exact names or globs with a literal start (Comm=, Exe='s file name,
+ * Parent=, Cmdline=, Cgroup=, Unit=, User=, Group=), in a hash table of
+ * exact names and of literal prefixes. A task is tried only against the
+ * rules its own names find there, plus the few rules that have no such
+ * key, in rule order: the winner and the shadowed list are those of
+ * match_task() (tests/test-match.c checks that on random rule sets).
+ * The index points into the RuleSet, which must outlive it.
+ */
+typedef struct MatchIndex MatchIndex;
+
+int match_index_new(const RuleSet *s, MatchIndex **ret);
+MatchIndex *match_index_free(MatchIndex *ix);
+static inline void match_index_freep(MatchIndex **ix) {
+        match_index_free(*ix);
+}
+/* Not const: the index keeps a scratch buffer for candidates. */
+int match_index_task(MatchIndex *ix, const TaskInfo *t, bool want_shadowed, MatchResult *ret);
+
+typedef struct MatchIndexStats {
+        size_t indexed;   /* process rules found through the hash table */
+        size_t unindexed; /* process rules tried for every task */
+        size_t entries;   /* names and prefixes in the table */
+        size_t bytes;     /* memory the index allocated */
+} MatchIndexStats;
+void match_index_stats(const MatchIndex *ix, MatchIndexStats *ret);
+
 /* First unit rule covering a unit the task runs in (its cgroup path), or NULL. */
 const Rule *match_task_unit_rule(const RuleSet *s, const TaskInfo *t);
 

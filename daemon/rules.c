@@ -88,18 +88,63 @@ void rule_error_format(const RuleError *e, char *buf, size_t size) {
                 snprintf(buf, size, "%s", e->message);
 }
 
-static void rule_done(Rule *r) {
-        free(r->name);
-        for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
-                strv_free(r->match[k]);
+/*
+ * The arena: names and values of a set's rules, copied in once a rule is
+ * complete, freed with the set. A malloc() per value would cost more than
+ * the value itself with tens of thousands of rules.
+ */
+struct RuleArena {
+        RuleArena *next;
+        size_t used, size;
+        _Alignas(max_align_t) char data[];
+};
+
+#define RULE_ARENA_BLOCK (64 * 1024 - 64)
+
+static void *arena_alloc(RuleSet *s, size_t size, size_t align) {
+        RuleArena *a = s->arena;
+        size_t at;
+
+        at = a ? (a->used + align - 1) & ~(align - 1) : 0;
+        if (!a || at + size > a->size) {
+                size_t bs = size > RULE_ARENA_BLOCK / 4 ? size : RULE_ARENA_BLOCK;
+
+                a = malloc(sizeof(RuleArena) + bs);
+                if (!a)
+                        return NULL;
+                a->size = bs;
+                a->used = 0;
+                if (bs == size && s->arena) {
+                        /* A big one goes behind the current block, which stays open for small ones. */
+                        a->next = s->arena->next;
+                        s->arena->next = a;
+                } else {
+                        a->next = s->arena;
+                        s->arena = a;
+                }
+                at = 0;
+        }
+        a->used = at + size;
+        return a->data + at;
+}
+
+static char *arena_strdup(RuleSet *s, const char *str) {
+        size_t l = strlen(str) + 1;
+        char *p = arena_alloc(s, l, 1);
+
+        if (p)
+                memcpy(p, str, l);
+        return p;
 }
 
 RuleSet *rule_set_free(RuleSet *s) {
         if (!s)
                 return NULL;
-        for (size_t i = 0; i < s->n_rules; i++)
-                rule_done(&s->rules[i]);
         free(s->rules);
+        for (RuleArena *a = s->arena, *n; a; a = n) {
+                n = a->next;
+                free(a);
+        }
         for (size_t i = 0; i < s->n_files; i++) {
                 free(s->files[i].path);
                 free(s->files[i].shown);
@@ -215,7 +260,9 @@ typedef struct ParseContext {
         const char *file;   /* shown path */
         size_t first_rule;  /* index of this file's first rule in set */
         LineReader reader;
-        Rule cur;
+        Rule cur;           /* the section being read; its name and values are still malloc()ed: */
+        char *cur_name;
+        char **cur_match[_MATCH_KEY_MAX];
         bool in_section;    /* cur is a section being filled */
         bool cur_bad;       /* cur had an error: drop it at the end */
         bool cur_has_ln;
@@ -236,6 +283,45 @@ static void parse_error(ParseContext *c, unsigned line, const char *fmt, ...) {
         c->cur_bad = true;
 }
 
+static void parse_cur_done(ParseContext *c) {
+        c->cur_name = mfree(c->cur_name);
+        for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
+                c->cur_match[k] = strv_free(c->cur_match[k]);
+        c->cur = (Rule) {};
+}
+
+/* The complete rule into the set: name and values into the arena, the keys packed. */
+static int parse_freeze(ParseContext *c, Rule *ret) {
+        RuleSet *s = c->set;
+        size_t n = 0;
+        char **p;
+
+        *ret = c->cur;
+        ret->keys = 0;
+        for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
+                if (c->cur_match[k]) {
+                        ret->keys |= 1U << k;
+                        n += strv_length(c->cur_match[k]) + 1;
+                }
+        ret->name = arena_strdup(s, c->cur_name);
+        p = arena_alloc(s, n * sizeof(char *), _Alignof(char *));
+        if (!ret->name || !p)
+                return -ENOMEM;
+        ret->values = p;
+        for (size_t k = 0; k < _MATCH_KEY_MAX; k++) {
+                if (!c->cur_match[k])
+                        continue;
+                for (char **v = c->cur_match[k]; *v; v++) {
+                        *p = arena_strdup(s, *v);
+                        if (!*p)
+                                return -ENOMEM;
+                        p++;
+                }
+                *p++ = NULL;
+        }
+        return 0;
+}
+
 static void parse_finish_section(ParseContext *c) {
         Rule *r = &c->cur;
         bool any = false;
@@ -246,37 +332,37 @@ static void parse_finish_section(ParseContext *c) {
         c->in_section = false;
 
         if (!c->cur_bad) {
-                if (r->kind == RULE_UNIT && !r->match[MATCH_UNIT]) {
+                if (r->kind == RULE_UNIT && !c->cur_match[MATCH_UNIT]) {
                         /* [Unit game.slice] names its unit (or glob) in the section. */
-                        if (strv_extend(&r->match[MATCH_UNIT], r->name) < 0)
+                        if (strv_extend(&c->cur_match[MATCH_UNIT], c->cur_name) < 0)
                                 c->oom = -ENOMEM;
                 }
                 for (size_t k = 0; k < _MATCH_KEY_MAX; k++)
-                        if (r->match[k])
+                        if (c->cur_match[k])
                                 any = true;
                 if (!any)
                         parse_error(c, r->line,
                                     "[%s %s] has no match keys (Comm=, Exe=, Cmdline=, Parent=, User=, Group=, Cgroup=, Unit=): "
                                     "it would match every process; rule ignored",
-                                    rule_kind_to_string(r->kind), r->name);
+                                    rule_kind_to_string(r->kind), c->cur_name);
                 else if (!c->cur_has_ln)
                         parse_error(c, r->line, "[%s %s] has no LatencyNice= setting; rule ignored",
-                                    rule_kind_to_string(r->kind), r->name);
+                                    rule_kind_to_string(r->kind), c->cur_name);
         }
 
         if (c->cur_bad || c->oom < 0) {
-                rule_done(r);
-                *r = (Rule) {};
+                parse_cur_done(c);
                 return;
         }
 
         q = grow((void **) &c->set->rules, &c->set->alloc_rules, c->set->n_rules, sizeof(Rule));
-        if (q < 0) {
+        if (q >= 0)
+                q = parse_freeze(c, &c->set->rules[c->set->n_rules]);
+        if (q < 0)
                 c->oom = q;
-                rule_done(r);
-        } else
-                c->set->rules[c->set->n_rules++] = *r;
-        *r = (Rule) {};
+        else
+                c->set->n_rules++;
+        parse_cur_done(c);
 }
 
 static void parse_begin_section(ParseContext *c, char *line, size_t len) {
@@ -287,6 +373,7 @@ static void parse_begin_section(ParseContext *c, char *line, size_t len) {
         c->in_section = true;
         c->cur_bad = false;
         c->cur_has_ln = false;
+        parse_cur_done(c);
         c->cur = (Rule) {
                 .file = c->file,
                 .line = c->reader.line,
@@ -310,6 +397,8 @@ static void parse_begin_section(ParseContext *c, char *line, size_t len) {
                 *sp = 0;
                 sp++;
                 sp += strspn(sp, " \t");
+                for (size_t l = strlen(sp); l > 0 && (sp[l - 1] == ' ' || sp[l - 1] == '\t'); l--)
+                        sp[l - 1] = 0;
         }
 
         if (strcmp(name, "Process") == 0)
@@ -326,12 +415,17 @@ static void parse_begin_section(ParseContext *c, char *line, size_t len) {
                 parse_error(c, c->reader.line, "section [%s] has no name: write [%s NAME]; section ignored", name, name);
                 return;
         }
-        if (strpbrk(sp, " \t")) {
-                parse_error(c, c->reader.line, "section name '%s' contains white space; section ignored", sp);
-                return;
-        }
-        c->cur.name = strdup(sp);
-        if (!c->cur.name)
+        /* Names may carry spaces ([Process Zup! 5]): they are shown as written, between the brackets. */
+        for (const char *p = sp; *p; p++)
+                if ((unsigned char) *p < ' ' || *p == 0x7f) {
+                        parse_error(c, c->reader.line,
+                                    "section name '%s' contains a tab or a control character: name the rule with "
+                                    "letters, digits, spaces and punctuation, e.g. [%s %s]; section ignored",
+                                    sp, rule_kind_to_string(kind), "My Game");
+                        return;
+                }
+        c->cur_name = strdup(sp);
+        if (!c->cur_name)
                 c->oom = -ENOMEM;
 }
 
@@ -357,29 +451,37 @@ static bool parse_on_line(void *userdata, char *line, size_t len, int max) {
 }
 
 static int parse_words(ParseContext *c, const char *key, const char *value, char ***list, MatchKey k) {
-        _cleanup_(freep) char *copy = NULL;
-        char *saveptr = NULL;
+        _cleanup_(strv_freep) char **words = NULL;
+        const char *why = NULL;
+        int q;
 
         if (isempty(value)) {
                 /* Empty assignment resets the list, as in systemd unit files. */
                 *list = strv_free(*list);
                 return 0;
         }
-        copy = strdup(value);
-        if (!copy)
-                return -ENOMEM;
-        for (char *w = strtok_r(copy, " \t", &saveptr); w; w = strtok_r(NULL, " \t", &saveptr)) {
-                if (k == MATCH_COMM && strlen(w) > 15 && !string_is_glob(w)) {
+        q = strv_split_quoted(value, &words, &why);
+        if (q == -ENOMEM)
+                return q;
+        if (q < 0) {
+                parse_error(c, c->reader.line, "%s=%s: %s", key, value, why);
+                return 0;
+        }
+        for (char **w = words; w && *w; w++) {
+                size_t l = strlen(*w);
+
+                if (k == MATCH_COMM && l > 15 && !string_is_glob(*w)) {
+                        /* The kernel keeps 15 bytes, not characters: "Zup! 5.exe" fits, many UTF-8 names do not. */
                         parse_error(c, c->reader.line,
-                                    "%s=%s can never match: the kernel keeps only 15 characters of a command name; "
-                                    "use Exe= or a glob", key, w);
+                                    "Comm=\"%s\" can never match: it is %zu bytes and the kernel keeps only the first 15 "
+                                    "bytes of a command name; use Exe=\"%s\" (the file name) instead", *w, l, *w);
                         continue;
                 }
-                if ((k == MATCH_CGROUP) && w[0] != '/' && !string_is_glob(w)) {
-                        parse_error(c, c->reader.line, "%s=%s must be an absolute cgroup path or a glob", key, w);
+                if ((k == MATCH_CGROUP) && (*w)[0] != '/' && !string_is_glob(*w)) {
+                        parse_error(c, c->reader.line, "%s=%s must be an absolute cgroup path or a glob", key, *w);
                         continue;
                 }
-                if (strv_extend(list, w) < 0)
+                if (strv_extend(list, *w) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -398,7 +500,7 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                 c->cur_bad = false; /* no rule to drop */
                 return 1;
         }
-        if (!r->name)
+        if (!c->cur_name)
                 return 1; /* the header was bad and has been reported */
 
         for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
@@ -408,7 +510,7 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                         parse_error(c, line, "%s= is not valid in a [Unit] rule (only Unit=); use a [Process] rule", key);
                         return 1;
                 }
-                q = parse_words(c, key, value, &r->match[k], k);
+                q = parse_words(c, key, value, &c->cur_match[k], k);
                 if (q < 0)
                         c->oom = q;
                 return c->oom < 0 ? 0 : 1;
@@ -517,10 +619,8 @@ static int drop_duplicate_sections(ParseContext *c) {
         for (size_t i = 0; i < n; i++) {
                 Rule *r = &s->rules[c->first_rule + i];
 
-                if (drop[i])
-                        rule_done(r);
-                else
-                        s->rules[w++] = *r;
+                if (!drop[i])
+                        s->rules[w++] = *r; /* a dropped one's strings stay in the arena until the set goes */
         }
         s->n_rules = w;
         return 0;
@@ -542,10 +642,10 @@ static int parse_buffer(RuleSet *s, const char *shown, const char *buf, size_t s
         c.reader.userdata = &c;
 
         r = ini_parse_stream(line_reader_next, &c.reader, parse_handler, &c);
-        if (c.oom < 0)
-                return c.oom;
-        if (r == -2)
-                return -ENOMEM;
+        if (c.oom < 0 || r == -2) {
+                parse_cur_done(&c);
+                return c.oom < 0 ? c.oom : -ENOMEM;
+        }
         /* Positive r: inih saw a malformed line; our reader reported each one already. */
         parse_finish_section(&c);
         if (c.oom < 0)
@@ -577,6 +677,19 @@ static int parse_file(RuleSet *s, ConfFile *f) {
                 return rule_set_add_error(s, f->shown, 0, "contains NUL bytes: binary data, not a rule file; ignored");
         }
         return parse_buffer(s, f->shown, buf, size);
+}
+
+/* Loading grows the array by doubling: give back the slack, it can be most of a large set. */
+static void rule_set_shrink(RuleSet *s) {
+        Rule *v;
+
+        if (s->n_rules == 0 || s->n_rules == s->alloc_rules)
+                return;
+        v = reallocarray(s->rules, s->n_rules, sizeof(Rule));
+        if (v) {
+                s->rules = v;
+                s->alloc_rules = s->n_rules;
+        }
 }
 
 static RuleSet *rule_set_new(void) {
@@ -751,6 +864,7 @@ int rule_set_load(const char *root, const char *profile_name, const char *profil
                 if (r < 0)
                         return r;
         }
+        rule_set_shrink(s);
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -772,6 +886,7 @@ int rule_set_load_files(char * const *paths, RuleSet **ret) {
                 if (r < 0)
                         return r;
         }
+        rule_set_shrink(s);
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -800,7 +915,7 @@ int rule_set_load_buffer(const char *name, const char *buf, size_t size, RuleSet
 
 bool rule_set_needs_cmdline(const RuleSet *s) {
         for (size_t i = 0; i < s->n_rules; i++)
-                if (s->rules[i].match[MATCH_CMDLINE])
+                if (rule_match(&s->rules[i], MATCH_CMDLINE))
                         return true;
         return false;
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum RuleKind {
         RULE_PROCESS,
@@ -34,17 +35,40 @@ typedef enum ThreadsMode {
         _THREADS_MODE_MAX,
 } ThreadsMode;
 
+/*
+ * One rule. Rule sets of tens of thousands of rules are normal (community
+ * collections), so a rule is small: its name and values live in the set's
+ * arena, its keys in one packed list (rule_match() reads it).
+ */
 typedef struct Rule {
-        RuleKind kind;
         char *name;
-        const char *file; /* points into RuleSet.files */
-        unsigned line;
-        char **match[_MATCH_KEY_MAX]; /* NULL: key not given; else alternatives */
-        int latency_nice;
-        ThreadsMode threads;
+        const char *file;  /* points into RuleSet.files */
+        char **values;     /* the given keys' values in key order, each list NULL-terminated */
+        uint32_t line;
+        uint16_t keys;     /* bit k: key k given */
+        uint8_t kind;      /* RuleKind */
+        uint8_t threads;   /* ThreadsMode */
+        int8_t latency_nice;
         bool override;
-        bool inherit; /* children that exec another program keep the value */
+        bool inherit;      /* children that exec another program keep the value */
 } Rule;
+
+/* The values of key k (alternatives), or NULL if the rule does not have the key. */
+static inline char **rule_match(const Rule *r, MatchKey k) {
+        char **p = r->values;
+        unsigned bit = 1U << k, before;
+
+        if (!(r->keys & bit))
+                return NULL;
+        for (before = (unsigned) __builtin_popcount(r->keys & (bit - 1)); before > 0; before--) {
+                while (*p)
+                        p++;
+                p++;
+        }
+        return p;
+}
+
+typedef struct RuleArena RuleArena;
 
 typedef enum ConfFileState {
         CONF_FILE_ACTIVE,
@@ -75,6 +99,7 @@ typedef struct RuleSet {
         RuleError *errors;
         size_t n_errors, alloc_errors;
         char *profile; /* active profile name, or NULL */
+        RuleArena *arena; /* names and values of the rules */
 } RuleSet;
 
 /* The drop-in directories in precedence order, without root prefix. */

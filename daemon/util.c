@@ -217,6 +217,99 @@ bool string_is_glob(const char *s) {
         return strpbrk(s, "*?[") != NULL;
 }
 
+size_t glob_literal_prefix(const char *glob, char *buf, size_t size, bool *ret_whole) {
+        size_t n = 0;
+        const char *p = glob;
+
+        for (; *p; p++) {
+                char c = *p;
+
+                if (c == '*' || c == '?' || c == '[')
+                        break;
+                if (c == '\\') {
+                        /* A trailing backslash: fnmatch's reading of it is not ours to guess. */
+                        if (!p[1])
+                                break;
+                        c = *++p;
+                }
+                if (n + 1 < size)
+                        buf[n] = c;
+                n++;
+        }
+        if (size > 0)
+                buf[n < size ? n : size - 1] = 0;
+        *ret_whole = *p == 0;
+        return n;
+}
+
+static bool is_blank(char c) {
+        return c == ' ' || c == '\t';
+}
+
+int strv_split_quoted(const char *s, char ***ret, const char **ret_error) {
+        _cleanup_(strv_freep) char **l = NULL;
+        _cleanup_(freep) char *w = NULL;
+        size_t len = strlen(s);
+        int r;
+
+        *ret_error = NULL;
+        w = malloc(len + 1);
+        if (!w)
+                return -ENOMEM;
+        for (const char *p = s;;) {
+                char quote = 0;
+                size_t n = 0;
+
+                while (is_blank(*p))
+                        p++;
+                if (!*p)
+                        break;
+                if (*p == '"' || *p == '\'')
+                        quote = *p++;
+                for (;; p++) {
+                        if (!*p) {
+                                if (quote) {
+                                        *ret_error = quote == '"' ? "a double quote (\") is not closed"
+                                                                  : "a single quote (') is not closed";
+                                        return -EINVAL;
+                                }
+                                break;
+                        }
+                        if (quote && *p == quote) {
+                                p++;
+                                if (*p && !is_blank(*p)) {
+                                        *ret_error = "text right after a closing quote: put white space between words";
+                                        return -EINVAL;
+                                }
+                                break;
+                        }
+                        if (!quote && is_blank(*p))
+                                break;
+                        if (*p == '\\') {
+                                if (!p[1]) {
+                                        *ret_error = "a backslash at the end of the value escapes nothing";
+                                        return -EINVAL;
+                                }
+                                if (strchr("\"'\\ \t;#", p[1]))
+                                        p++;
+                                else
+                                        w[n++] = *p++; /* kept: it escapes a glob character */
+                        }
+                        w[n++] = *p;
+                }
+                if (n == 0) {
+                        *ret_error = "an empty quoted word (\"\") names nothing";
+                        return -EINVAL;
+                }
+                w[n] = 0;
+                r = strv_extend(&l, w);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
 int read_full_file(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size) {
         _cleanup_(closep) int fd = -1;
         _cleanup_(freep) char *buf = NULL;

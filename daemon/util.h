@@ -35,6 +35,11 @@
                 _tfd_;                               \
         })
 
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 static inline void freep(void *p) {
         free(*(void **) p);
 }
@@ -97,6 +102,27 @@ const char *utf8_safe(const char *s, char **buf);
 
 /* True if the value contains glob metacharacters. */
 bool string_is_glob(const char *s);
+
+/*
+ * The literal start of a glob as fnmatch(3) (flags 0) reads it: the bytes
+ * before the first unescaped '*', '?' or '[', with backslash escapes
+ * removed, copied to buf (NUL-terminated; at most size - 1 bytes, the rest
+ * cut). Returns the length of the literal start (before any cut), and
+ * *ret_whole is true when the whole glob is literal (fnmatch compares it
+ * as that string: "Foo\[Steam].exe" is the name Foo[Steam].exe).
+ */
+size_t glob_literal_prefix(const char *glob, char *buf, size_t size, bool *ret_whole);
+
+/*
+ * Splits a list value into words as systemd does for lists: white space
+ * separates words; a word that starts with a double or a single quote runs
+ * to the same quote, which must end the word ("Web Content" is one word);
+ * a backslash before a quote, a backslash, a space, a tab, ';' or '#'
+ * stands for that character, any other backslash stays (it escapes glob
+ * characters: Foo\[Steam].exe). A quote inside a word is a character
+ * (Baldur's). Returns 0, -ENOMEM, or -EINVAL with *ret_error saying why.
+ */
+int strv_split_quoted(const char *s, char ***ret, const char **ret_error);
 
 /* Reads a whole small file (up to max bytes) into a NUL-terminated buffer. */
 int read_full_file(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);

@@ -204,6 +204,13 @@ static void test_properties(sd_bus *c) {
         ASSERT_TRUE(sd_bus_get_property_trivial(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "EventsSeen",
                                                 &error, 't', &t) >= 0);
         ASSERT_EQ(t, 42);
+        ASSERT_TRUE(sd_bus_get_property_string(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Prefilter",
+                                               &error, &s) >= 0);
+        ASSERT_STREQ(s, "on: 2 command names (1 prefixes)");
+        free(s);
+        ASSERT_TRUE(sd_bus_get_property_trivial(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "PrefilterMemory",
+                                                &error, 't', &t) >= 0);
+        ASSERT_EQ(t, 4096);
         ASSERT_TRUE(sd_bus_get_property_strv(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "RuleErrors", &error,
                                              &l) >= 0);
         ASSERT_EQ(strv_length(l), 1);
@@ -491,6 +498,8 @@ int main(void) {
         the_backend = m->probe.backend;
         m->source = SOURCE_SCAN;
         m->events_seen = 42;
+        m->prefilter = strdup("on: 2 command names (1 prefixes)");
+        m->prefilter_memory = 4096;
         m->options.profile_dir = test_path(dir, "profiles");
         m->options.root = (char *) dir;
         /* match on our own name, whatever runs us (valgrind renames the process) */
@@ -569,6 +578,7 @@ int main(void) {
         sd_bus_flush_close_unref(s.bus);
         if (s.listen_fd >= 0)
                 close(s.listen_fd);
+        free(m->prefilter);
         rule_set_free(m->rules);
         applied_table_free(m->applied);
         close(m->proc_fd);

@@ -80,6 +80,66 @@ static void test_widen(void) {
         filter_spec_done(&f);
 }
 
+/* Globs the kernel cannot check exactly are narrowed to what it can: their literal start. */
+static void test_narrow(void) {
+        _cleanup_(rule_set_freep) RuleSet *s = load(
+                "[Process class]\nExe=Foo[Steam].exe\nLatencyNice=-1\n"          /* [Steam] a class: prefix Foo */
+                "[Process literal]\nExe=Foo\\[Steam].exe\nLatencyNice=-1\n"      /* the name Foo[Steam].exe */
+                "[Process q]\nComm=ab?d\nLatencyNice=1\n"
+                "[Process mid]\nComm=kwin*wayland\nLatencyNice=1\n"
+                "[Process long]\nComm=averyveryverylongname*\nLatencyNice=1\n"    /* longer than the kernel keeps */
+                "[Process path]\nExe=/usr/lib/jvm/*/java\nLatencyNice=1\n"       /* a literal file name */
+                "[Process pathglob]\nExe=/opt/x/ga* \nComm=game\nLatencyNice=1\n" /* 'ga*' could be ga/y: Comm */
+                "[Process spaced]\nComm=\"Web Content\"\nLatencyNice=1\n");
+        FilterSpec f = {};
+
+        ASSERT_EQ(filter_spec_build(s, FILTER_NAMES_MAX, &f), 0);
+        ASSERT_TRUE(!f.pass_all);
+        ASSERT_EQ(f.n_exe, 3);
+        ASSERT_STREQ(f.exe[0].name, "Foo");
+        ASSERT_TRUE(!f.exe[0].exact);
+        ASSERT_STREQ(f.exe[1].name, "Foo[Steam].exe");
+        ASSERT_TRUE(f.exe[1].exact);
+        ASSERT_STREQ(f.exe[2].name, "java");
+        ASSERT_TRUE(f.exe[2].exact);
+        ASSERT_EQ(f.n_comm, 5);
+        ASSERT_STREQ(f.comm[0].name, "ab");
+        ASSERT_TRUE(!f.comm[0].exact);
+        ASSERT_STREQ(f.comm[1].name, "kwin");
+        ASSERT_EQ(f.comm[2].len, 15);
+        ASSERT_TRUE(!f.comm[2].exact);
+        ASSERT_STREQ(f.comm[3].name, "game");
+        ASSERT_STREQ(f.comm[4].name, "Web Content");
+        ASSERT_TRUE(f.comm[4].exact);
+        {
+                size_t e, p;
+
+                filter_names_count(f.comm, f.n_comm, &e, &p);
+                ASSERT_EQ(e, 2);
+                ASSERT_EQ(p, 3);
+        }
+        for (size_t i = 0; i < s->n_rules; i++)
+                ASSERT_TRUE(filter_rule_checkable(&s->rules[i]));
+        filter_spec_done(&f);
+}
+
+/* Only a rule with nothing the kernel can check opens the filter, and it is named. */
+static void test_open(void) {
+        _cleanup_(rule_set_freep) RuleSet *s = load(
+                "[Process fine]\nComm=a\nLatencyNice=1\n"
+                "[Process suffix]\nExe=*.exe\nCmdline=*.exe\nLatencyNice=1\n"
+                "[Process path]\nExe=/opt/x/ga*\nLatencyNice=1\n");
+        FilterSpec f = {};
+
+        ASSERT_TRUE(filter_rule_checkable(&s->rules[0]));
+        ASSERT_TRUE(!filter_rule_checkable(&s->rules[1]));
+        ASSERT_TRUE(!filter_rule_checkable(&s->rules[2]));
+        ASSERT_EQ(filter_spec_build(s, FILTER_NAMES_MAX, &f), 0);
+        ASSERT_TRUE(f.pass_all);
+        ASSERT_TRUE(strstr(f.pass_all_reason, "[Process suffix] t.conf:4"));
+        filter_spec_done(&f);
+}
+
 /* Exe=/usr/bin/python3 is the file python3.11 too: the kernel side must let that name through. */
 static void test_exe_symlink(void) {
         const char *dir = test_tmpdir();
@@ -105,6 +165,8 @@ int main(void) {
         test_keys();
         test_widen();
         test_exe_symlink();
+        test_narrow();
+        test_open();
         printf("test-filter: ok\n");
         return 0;
 }

@@ -146,10 +146,308 @@ static void test_cgroup_units(void) {
         ASSERT_TRUE(!cgroup_path_unit("/"));
 }
 
+/* ---- the index against the linear matcher ---------------------------- */
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n) {
+        /* xorshift64*: deterministic, so a failing seed can be replayed */
+        rng_state ^= rng_state >> 12;
+        rng_state ^= rng_state << 25;
+        rng_state ^= rng_state >> 27;
+        return (uint32_t) ((rng_state * 0x2545F4914F6CDD1DULL) >> 32) % n;
+}
+
+/* Few, overlapping names: prefixes of each other, so that rules collide and shadow. */
+static const char *syllables[] = { "a", "b", "ab", "ba", "abc", "x", "Foo", "[S]", "a b", "é" };
+
+static void rnd_name(char *buf, size_t size) {
+        size_t n = 1 + rnd(3);
+
+        buf[0] = 0;
+        for (size_t i = 0; i < n; i++)
+                strncat(buf, syllables[rnd(ELEMENTSOF(syllables))], size - strlen(buf) - 1);
+}
+
+/* A name for a rule file: a literal (glob characters escaped), or a glob of some shape. */
+static void rnd_pattern(char *buf, size_t size, bool comm) {
+        char n[64], m[64], lit[160];
+        size_t j = 0;
+
+        rnd_name(n, sizeof(n));
+        rnd_name(m, sizeof(m));
+        if (comm && strlen(n) > 7)
+                n[7] = 0; /* stay within 15 bytes */
+        if (comm && strlen(m) > 4)
+                m[4] = 0;
+        /* the line reader strips a line's trailing white space, escaped or not */
+        for (size_t l = strlen(n); l > 1 && n[l - 1] == ' '; l--)
+                n[l - 1] = 0;
+        /* escape what a glob would read, and the space for the list syntax */
+        for (const char *p = n; *p && j + 3 < sizeof(lit); p++) {
+                if (strchr("*?[\\ ", *p))
+                        lit[j++] = '\\';
+                lit[j++] = *p;
+        }
+        lit[j] = 0;
+        switch (rnd(12)) {
+        case 0: snprintf(buf, size, "%s*", lit); break;
+        case 1: snprintf(buf, size, "%s?", lit); break;
+        case 2: snprintf(buf, size, "*%s", lit); break;
+        case 3: snprintf(buf, size, "%s[ab]*", lit); break;
+        case 4: snprintf(buf, size, "[ab]%s", lit); break;
+        case 5: snprintf(buf, size, "%s*%s", lit, m[0] == '[' || m[0] == ' ' || strchr(m, ' ') ? "x" : m); break;
+        case 6: snprintf(buf, size, "Foo[S]*"); break;     /* [S] a class: FooS... */
+        case 7: snprintf(buf, size, "Foo\\[S]"); break;    /* the name Foo[S] */
+        default: snprintf(buf, size, "%s", lit); break;   /* escaped literal, often exact */
+        }
+}
+
+static void rnd_value(FILE *f, MatchKey k) {
+        char p[200], n[64];
+
+        switch (k) {
+        case MATCH_COMM:
+        case MATCH_PARENT:
+        case MATCH_CMDLINE:
+                rnd_pattern(p, sizeof(p), k != MATCH_CMDLINE);
+                break;
+        case MATCH_EXE:
+                rnd_name(n, sizeof(n));
+                for (char *c = n; *c; c++)
+                        if (strchr("[ ", *c))
+                                *c = '_';
+                switch (rnd(5)) {
+                case 0: snprintf(p, sizeof(p), "/usr/bin/%s", n); break;     /* by inode */
+                case 1: snprintf(p, sizeof(p), "/usr/*/%s", n); break;       /* literal file name */
+                case 2: snprintf(p, sizeof(p), "/usr/bin/%s*", n); break;    /* '*' also matches '/' */
+                default: rnd_pattern(p, sizeof(p), false); break;
+                }
+                break;
+        case MATCH_USER:
+        case MATCH_GROUP: {
+                static const char *ids[] = { "0", "1000", "10*", "alice", "al*", "*ce", "root", "?oot" };
+
+                snprintf(p, sizeof(p), "%s", ids[rnd(ELEMENTSOF(ids))]);
+                break;
+        }
+        case MATCH_CGROUP: {
+                static const char *cg[] = { "/user.slice/*", "/user.slice/a.scope", "/a*", "*.scope", "/app-*/x" };
+
+                snprintf(p, sizeof(p), "%s", cg[rnd(ELEMENTSOF(cg))]);
+                break;
+        }
+        case MATCH_UNIT: {
+                static const char *un[] = { "user.slice", "a.scope", "app-*.scope", "*.scope", "ab*", "app-ab.scope" };
+
+                snprintf(p, sizeof(p), "%s", un[rnd(ELEMENTSOF(un))]);
+                break;
+        }
+        default:
+                abort();
+        }
+        fprintf(f, " %s", p);
+}
+
+static RuleSet *rnd_rule_set(size_t n_rules) {
+        _cleanup_(freep) char *text = NULL;
+        size_t size = 0;
+        RuleSet *s = NULL;
+        FILE *f = open_memstream(&text, &size);
+
+        ASSERT_TRUE(f);
+        for (size_t i = 0; i < n_rules; i++) {
+                if (rnd(20) == 0) {
+                        fprintf(f, "[Unit u%zu]\nUnit=a.scope\nLatencyNice=1\n", i); /* never a process match */
+                        continue;
+                }
+                fprintf(f, "[Process r%zu]\n", i);
+                for (size_t k = 0, n = 1 + rnd(3); k < n; k++) {
+                        MatchKey key = (MatchKey) (rnd(10) < 5 ? MATCH_COMM : rnd(_MATCH_KEY_MAX));
+
+                        fprintf(f, "%s=", match_key_to_string(key));
+                        for (size_t v = 0, nv = 1 + rnd(3); v < nv; v++)
+                                rnd_value(f, key);
+                        fputc('\n', f);
+                }
+                fprintf(f, "LatencyNice=%d\n", (int) rnd(40) - 20);
+        }
+        ASSERT_EQ(fclose(f), 0);
+        ASSERT_EQ(rule_set_load_buffer("rnd.conf", text, size, &s), 0);
+        for (size_t i = 0; i < s->n_errors; i++)
+                fprintf(stderr, "%u: %s\n", s->errors[i].line, s->errors[i].message);
+        ASSERT_EQ(s->n_errors, 0);
+        return s;
+}
+
+/* Stands in for the inode check: some paths "are" the task's file although they name another (a symlink). */
+static bool rnd_exe_is(const TaskInfo *t, const char *path, void *userdata) {
+        (void) userdata;
+        if (!t->exe)
+                return false;
+        return strcmp(path, t->exe) == 0 || (strlen(path) + strlen(t->exe)) % 5 == 0;
+}
+
+typedef struct RndTask {
+        TaskInfo t;
+        char comm[16], exe[128], parent[16], cgroup[128], words[3][64];
+        char *argv[4];
+} RndTask;
+
+static void rnd_task(RndTask *r) {
+        char n[64];
+        static const char *users[] = { "root", "alice", "albert", NULL };
+        static const uid_t uids[] = { 0, 1000, 1001, 42 };
+
+        *r = (RndTask) {};
+        rnd_name(n, sizeof(n));
+        snprintf(r->comm, sizeof(r->comm), "%s", n);
+        r->t.comm = r->comm;
+        if (rnd(5) > 0) {
+                rnd_name(n, sizeof(n));
+                snprintf(r->exe, sizeof(r->exe), "%s/%s%s", rnd(2) ? "/usr/bin" : "/usr/lib/x", rnd(3) ? n : r->comm,
+                         rnd(8) == 0 ? " (deleted)" : "");
+                r->t.exe = r->exe;
+                r->t.exe_is = rnd(4) ? rnd_exe_is : NULL;
+        }
+        if (rnd(3) > 0) {
+                rnd_name(n, sizeof(n));
+                snprintf(r->parent, sizeof(r->parent), "%s", n);
+                r->t.parent_comm = r->parent;
+        }
+        if (rnd(2)) {
+                size_t nw = rnd(4);
+
+                for (size_t i = 0; i < nw; i++) {
+                        rnd_name(n, sizeof(n));
+                        snprintf(r->words[i], sizeof(r->words[i]), "%s%s", rnd(2) ? "/opt/" : "", n);
+                        r->argv[i] = r->words[i];
+                }
+                r->argv[nw] = NULL;
+                r->t.argv = r->argv;
+        }
+        r->t.uid = uids[rnd(4)];
+        r->t.user = users[rnd(4)];
+        r->t.gid = uids[rnd(4)];
+        r->t.group = users[rnd(4)];
+        if (rnd(3) > 0) {
+                static const char *cg[] = { "/user.slice/a.scope", "/user.slice/user-1000.slice/app-ab.scope",
+                                            "/app-x.scope/x", "/ab.slice/b.service", "/" };
+
+                snprintf(r->cgroup, sizeof(r->cgroup), "%s", cg[rnd(ELEMENTSOF(cg))]);
+                r->t.cgroup = r->cgroup;
+        }
+}
+
+static void check_same(const RuleSet *s, MatchIndex *ix, const TaskInfo *t, uint64_t seed, size_t *matched,
+                       size_t *shadowed) {
+        MatchResult a = {}, b = {};
+
+        ASSERT_TRUE(match_task(s, t, true, &a) >= 0);
+        ASSERT_TRUE(match_index_task(ix, t, true, &b) >= 0);
+        if (a.rule != b.rule || a.n_shadowed != b.n_shadowed) {
+                fprintf(stderr, "seed %llu comm '%s' exe '%s': linear %s (+%zu), index %s (+%zu)\n",
+                        (unsigned long long) seed, t->comm, t->exe ?: "-", a.rule ? a.rule->name : "-", a.n_shadowed,
+                        b.rule ? b.rule->name : "-", b.n_shadowed);
+                abort();
+        }
+        for (size_t i = 0; i < a.n_shadowed; i++)
+                ASSERT_TRUE(a.shadowed[i] == b.shadowed[i]);
+        *matched += !!a.rule;
+        *shadowed += a.n_shadowed > 0;
+        match_result_done(&a);
+        match_result_done(&b);
+        /* and without the shadowed list: the same winner */
+        ASSERT_TRUE(match_task(s, t, false, &a) >= 0);
+        ASSERT_TRUE(match_index_task(ix, t, false, &b) >= 0);
+        ASSERT_TRUE(a.rule == b.rule);
+        match_result_done(&a);
+        match_result_done(&b);
+}
+
+static void test_index_equivalence(void) {
+        size_t matched = 0, shadowed = 0, tasks = 0, indexed = 0, unindexed = 0;
+
+        for (uint64_t seed = 1; seed <= 400; seed++) {
+                _cleanup_(rule_set_freep) RuleSet *s = NULL;
+                _cleanup_(match_index_freep) MatchIndex *ix = NULL;
+                MatchIndexStats st;
+
+                rng_state = seed * 0x9E3779B97F4A7C15ULL;
+                s = rnd_rule_set(seed % 50 == 0 ? 1500 : 1 + rnd(40));
+                ASSERT_EQ(match_index_new(s, &ix), 0);
+                match_index_stats(ix, &st);
+                indexed += st.indexed;
+                unindexed += st.unindexed;
+                for (size_t i = 0; i < 300; i++) {
+                        RndTask r;
+
+                        rnd_task(&r);
+                        check_same(s, ix, &r.t, seed, &matched, &shadowed);
+                        tasks++;
+                }
+        }
+        fprintf(stderr, "index equivalence: %zu tasks, %zu matched, %zu with shadowed rules; %zu rules indexed, "
+                "%zu not\n", tasks, matched, shadowed, indexed, unindexed);
+        /* The comparison is only worth something if the random sets match often and exercise both paths. */
+        ASSERT_TRUE(matched > tasks / 10);
+        ASSERT_TRUE(shadowed > tasks / 50);
+        ASSERT_TRUE(indexed > 2 * unindexed);
+        ASSERT_TRUE(unindexed > 0);
+}
+
+/* Shapes that must be filed (found without trying every rule), and found. */
+static void test_index_shapes(void) {
+        _cleanup_(rule_set_freep) RuleSet *s = load("shapes",
+                "[Process literal]\nExe=Foo\\[Steam].exe\nLatencyNice=1\n"
+                "[Process class]\nExe=Foo[Steam].exe\nLatencyNice=2\n"
+                "[Process spaced]\nComm=\"Web Content\"\nLatencyNice=3\n"
+                "[Process pathglob]\nExe=/usr/lib/jvm/*/java\nLatencyNice=4\n"
+                "[Process prefix]\nComm=kwin_*\nLatencyNice=5\n"
+                "[Process suffix-and-user]\nComm=*.exe\nUser=alice\nLatencyNice=6\n"
+                "[Process inode]\nExe=/usr/bin/pipewire\nLatencyNice=7\n");
+        _cleanup_(match_index_freep) MatchIndex *ix = NULL;
+        MatchIndexStats st;
+        MatchResult m = {};
+        TaskInfo t;
+
+        ASSERT_EQ(match_index_new(s, &ix), 0);
+        match_index_stats(ix, &st);
+        ASSERT_EQ(st.indexed, 6);
+        ASSERT_EQ(st.unindexed, 1); /* Exe= by inode only */
+
+        t = (TaskInfo) { .comm = "Foo[Steam].exe", .exe = "/games/Foo[Steam].exe" };
+        ASSERT_EQ(match_index_task(ix, &t, true, &m), 1);
+        ASSERT_STREQ(m.rule->name, "literal");
+        ASSERT_EQ(m.n_shadowed, 0);
+        match_result_done(&m);
+        t = (TaskInfo) { .comm = "FooS.exe", .exe = "/games/FooS.exe" };
+        ASSERT_EQ(match_index_task(ix, &t, false, &m), 1);
+        ASSERT_STREQ(m.rule->name, "class");
+        match_result_done(&m);
+        t = (TaskInfo) { .comm = "Web Content" };
+        ASSERT_EQ(match_index_task(ix, &t, false, &m), 1);
+        ASSERT_STREQ(m.rule->name, "spaced");
+        match_result_done(&m);
+        t = (TaskInfo) { .comm = "java", .exe = "/usr/lib/jvm/17/bin/java" };
+        ASSERT_EQ(match_index_task(ix, &t, false, &m), 1);
+        ASSERT_STREQ(m.rule->name, "pathglob");
+        match_result_done(&m);
+        t = (TaskInfo) { .comm = "x.exe", .uid = 1000, .user = "alice" };
+        ASSERT_EQ(match_index_task(ix, &t, false, &m), 1);
+        ASSERT_STREQ(m.rule->name, "suffix-and-user");
+        match_result_done(&m);
+        t = (TaskInfo) { .comm = "x.exe", .uid = 1001, .user = "bob" };
+        ASSERT_EQ(match_index_task(ix, &t, false, &m), 0);
+        match_result_done(&m);
+}
+
 int main(void) {
         test_keys();
         test_precedence();
         test_cgroup_units();
+        test_index_shapes();
+        test_index_equivalence();
         printf("test-match: ok\n");
         return 0;
 }

@@ -154,17 +154,17 @@ static void test_keys(void) {
         ASSERT_TRUE(r);
         ASSERT_EQ(r->kind, RULE_PROCESS);
         ASSERT_EQ(r->line, 4);
-        ASSERT_EQ(strv_length(r->match[MATCH_COMM]), 3);
-        ASSERT_STREQ(r->match[MATCH_COMM][0], "pipewire");
-        ASSERT_STREQ(r->match[MATCH_COMM][1], "wireplumber");
-        ASSERT_STREQ(r->match[MATCH_COMM][2], "pulse*");
-        ASSERT_EQ(strv_length(r->match[MATCH_EXE]), 2);
-        ASSERT_STREQ(r->match[MATCH_CMDLINE][0], "game.exe");
-        ASSERT_STREQ(r->match[MATCH_PARENT][0], "steam");
-        ASSERT_STREQ(r->match[MATCH_USER][1], "alice");
-        ASSERT_STREQ(r->match[MATCH_GROUP][0], "audio");
-        ASSERT_STREQ(r->match[MATCH_CGROUP][0], "/user.slice/*");
-        ASSERT_STREQ(r->match[MATCH_UNIT][0], "app-*.scope");
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_COMM)), 3);
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[0], "pipewire");
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[1], "wireplumber");
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[2], "pulse*");
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_EXE)), 2);
+        ASSERT_STREQ(rule_match(r, MATCH_CMDLINE)[0], "game.exe");
+        ASSERT_STREQ(rule_match(r, MATCH_PARENT)[0], "steam");
+        ASSERT_STREQ(rule_match(r, MATCH_USER)[1], "alice");
+        ASSERT_STREQ(rule_match(r, MATCH_GROUP)[0], "audio");
+        ASSERT_STREQ(rule_match(r, MATCH_CGROUP)[0], "/user.slice/*");
+        ASSERT_STREQ(rule_match(r, MATCH_UNIT)[0], "app-*.scope");
         ASSERT_EQ(r->latency_nice, -20);
         ASSERT_EQ(r->threads, THREADS_MAIN);
         ASSERT_TRUE(r->override);
@@ -172,17 +172,17 @@ static void test_keys(void) {
         ASSERT_TRUE(rule_set_needs_cmdline(s));
 
         r = find_rule(s, "reset");
-        ASSERT_EQ(strv_length(r->match[MATCH_COMM]), 1);
-        ASSERT_STREQ(r->match[MATCH_COMM][0], "c");
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_COMM)), 1);
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[0], "c");
         ASSERT_EQ(r->threads, THREADS_ALL);
         ASSERT_TRUE(!r->override);
         ASSERT_TRUE(!r->inherit);
 
         r = find_rule(s, "game.slice");
         ASSERT_EQ(r->kind, RULE_UNIT);
-        ASSERT_STREQ(r->match[MATCH_UNIT][0], "game.slice");
+        ASSERT_STREQ(rule_match(r, MATCH_UNIT)[0], "game.slice");
         r = find_rule(s, "apps");
-        ASSERT_EQ(strv_length(r->match[MATCH_UNIT]), 2);
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_UNIT)), 2);
 }
 
 static void test_errors(void) {
@@ -280,7 +280,8 @@ static void test_errors(void) {
         ASSERT_TRUE(find_error(s, "bad.conf", 24, "duplicate section [Process good], first defined at line 21"));
         ASSERT_TRUE(find_error(s, "bad.conf", 28, "expected Key=Value"));
         ASSERT_TRUE(find_error(s, "bad.conf", 32, "longer than"));
-        ASSERT_TRUE(find_error(s, "bad.conf", 35, "15 characters"));
+        ASSERT_TRUE(find_error(s, "bad.conf", 35, "21 bytes and the kernel keeps only the first 15 bytes"));
+        ASSERT_TRUE(find_error(s, "bad.conf", 35, "use Exe=\"averyveryverylongname\""));
         ASSERT_TRUE(find_error(s, "bad.conf", 38, "not valid in a [Unit] rule"));
         ASSERT_TRUE(find_error(s, "bad.conf", 42, "Override=maybe is not a boolean"));
         ASSERT_TRUE(find_error(s, "bad.conf", 43, "Threads=some is invalid"));
@@ -288,12 +289,79 @@ static void test_errors(void) {
         ASSERT_TRUE(find_error(s, "bad.conf", 46, "absolute cgroup path"));
         ASSERT_TRUE(find_error(s, "bad.conf", 48, "text after"));
         ASSERT_TRUE(find_error(s, "bad.conf", 49, "without closing"));
-        ASSERT_TRUE(find_error(s, "bad.conf", 50, "white space"));
+        /* a name with spaces is a name: this rule fails for having no keys, not for its name */
+        ASSERT_TRUE(find_error(s, "bad.conf", 50, "[Process two words] has no match keys"));
         /* Errors are reported in file order. */
         for (size_t i = 1; i < s->n_errors; i++)
                 if (strcmp(s->errors[i].file, s->errors[i - 1].file) == 0 && s->errors[i].line < s->errors[i - 1].line &&
                     !strstr(s->errors[i].message, "duplicate"))
                         ASSERT_TRUE(!"errors out of order");
+}
+
+/* Values with spaces: quoting as systemd does for lists; names with spaces; bytes, not characters. */
+static void test_quoting(void) {
+        const char *root = fresh_root("quoting");
+        _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        const Rule *r;
+
+        test_write(root, "etc/latnice.d/q.conf",
+                   "[Process Web Content]\n"                               /* 1 */
+                   "Comm=\"Web Content\" firefox 'Isolated Web Co'\n"
+                   "Exe=\"Zup! 5.exe\" Baldur's\\ Gate.exe \"a\\\"b\" Foo\\[Steam].exe\n"
+                   "Cmdline=\"C:\\\\Games\\\\x.exe\" semi\\;colon\n"
+                   "LatencyNice=-3\n"
+                   "[Process  trailing spaces  ]\n"                        /* 6 */
+                   "Comm=\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\n" /* 7: 14 bytes, 7 characters */
+                   "LatencyNice=1\n"
+                   "[Process bad quotes]\n"                                /* 9 */
+                   "Comm=\"open\n"                                        /* 10 */
+                   "LatencyNice=1\n"
+                   "[Process bad quotes 2]\n"                              /* 12 */
+                   "Comm=\"a\"b\n"                                       /* 13 */
+                   "LatencyNice=1\n"
+                   "[Process bad quotes 3]\n"                              /* 15 */
+                   "Comm=x \"\"\n"                                       /* 16 */
+                   "LatencyNice=1\n"
+                   "[Process bad quotes 4]\n"                              /* 18 */
+                   "Comm=x\\\n"                                          /* 19 */
+                   "LatencyNice=1\n"
+                   "[Process utf8 long]\n"                                 /* 21 */
+                   "Comm=\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\n" /* 22: 16 bytes, 8 characters */
+                   "LatencyNice=1\n"
+                   "[Process tab\x01name]\n"                              /* 24 */
+                   "Comm=x\n"
+                   "LatencyNice=1\n");
+        ASSERT_EQ(rule_set_load(root, NULL, NULL, &s), 0);
+        for (size_t i = 0; i < s->n_errors; i++)
+                fprintf(stderr, "  %u: %s\n", s->errors[i].line, s->errors[i].message);
+        ASSERT_EQ(s->n_rules, 2);
+
+        r = find_rule(s, "Web Content");
+        ASSERT_TRUE(r);
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_COMM)), 3);
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[0], "Web Content");
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[1], "firefox");
+        ASSERT_STREQ(rule_match(r, MATCH_COMM)[2], "Isolated Web Co");
+        ASSERT_EQ(strv_length(rule_match(r, MATCH_EXE)), 4);
+        ASSERT_STREQ(rule_match(r, MATCH_EXE)[0], "Zup! 5.exe");
+        ASSERT_STREQ(rule_match(r, MATCH_EXE)[1], "Baldur's Gate.exe"); /* a quote inside a word is a character */
+        ASSERT_STREQ(rule_match(r, MATCH_EXE)[2], "a\"b");
+        ASSERT_STREQ(rule_match(r, MATCH_EXE)[3], "Foo\\[Steam].exe"); /* the glob escape stays for fnmatch */
+        ASSERT_STREQ(rule_match(r, MATCH_CMDLINE)[0], "C:\\Games\\x.exe");
+        ASSERT_STREQ(rule_match(r, MATCH_CMDLINE)[1], "semi;colon");
+
+        r = find_rule(s, "trailing spaces");
+        ASSERT_TRUE(r);
+        ASSERT_EQ(strlen(rule_match(r, MATCH_COMM)[0]), 14);
+
+        ASSERT_TRUE(find_error(s, "q.conf", 10, "double quote (\") is not closed"));
+        ASSERT_TRUE(find_error(s, "q.conf", 13, "text right after a closing quote"));
+        ASSERT_TRUE(find_error(s, "q.conf", 16, "empty quoted word"));
+        ASSERT_TRUE(find_error(s, "q.conf", 19, "backslash at the end"));
+        ASSERT_TRUE(find_error(s, "q.conf", 22, "16 bytes"));
+        ASSERT_TRUE(find_error(s, "q.conf", 22, "use Exe="));
+        ASSERT_TRUE(find_error(s, "q.conf", 24, "control character"));
+        ASSERT_EQ(s->n_errors, 6);
 }
 
 static void test_bad_files(void) {
@@ -432,6 +500,7 @@ int main(void) {
         test_profile_last();
         test_keys();
         test_errors();
+        test_quoting();
         test_bad_files();
         test_unreadable();
         test_many_rules();

@@ -68,50 +68,49 @@ struct {
         __type(value, struct latnice_event_buf);
 } scratch SEC(".maps");
 
-struct {
-        __uint(type, BPF_MAP_TYPE_LPM_TRIE);
-        __uint(max_entries, LATNICE_FILTER_COMM_MAX);
-        __uint(map_flags, BPF_F_NO_PREALLOC);
-        __type(key, struct latnice_comm_key);
-        __type(value, __u8);
-} filter_comm SEC(".maps");
+/*
+ * The prefilter maps. Each is an array of one map, filled in by the daemon
+ * with a map it created for the rule set at hand: sized to it (a 15,000-name
+ * set gets a 15,000-entry hash map, a small one a small map), swapped in
+ * whole at a reload. An empty slot (NULL) means no entries. The inner
+ * definitions below are only templates: type, key, value and flags must
+ * match, the size need not.
+ */
+#define NAME_HASH(keytype)                                                   \
+        struct {                                                             \
+                __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                    \
+                __uint(max_entries, 1);                                      \
+                __type(key, __u32);                                          \
+                __array(values, struct {                                     \
+                        __uint(type, BPF_MAP_TYPE_HASH);                     \
+                        __uint(max_entries, 1);                              \
+                        __uint(key_size, sizeof(keytype));                   \
+                        __uint(value_size, sizeof(__u8));                    \
+                });                                                          \
+        }
+#define NAME_TRIE(keytype)                                                   \
+        struct {                                                             \
+                __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                    \
+                __uint(max_entries, 1);                                      \
+                __type(key, __u32);                                          \
+                __array(values, struct {                                     \
+                        __uint(type, BPF_MAP_TYPE_LPM_TRIE);                 \
+                        __uint(max_entries, 1);                              \
+                        __uint(map_flags, BPF_F_NO_PREALLOC);                \
+                        __uint(key_size, sizeof(keytype));                   \
+                        __uint(value_size, sizeof(__u8));                    \
+                });                                                          \
+        }
 
-struct {
-        __uint(type, BPF_MAP_TYPE_LPM_TRIE);
-        __uint(max_entries, LATNICE_FILTER_EXE_MAX);
-        __uint(map_flags, BPF_F_NO_PREALLOC);
-        __type(key, struct latnice_exe_key);
-        __type(value, __u8);
-} filter_exe SEC(".maps");
-
-struct {
-        __uint(type, BPF_MAP_TYPE_LPM_TRIE);
-        __uint(max_entries, LATNICE_FILTER_PARENT_MAX);
-        __uint(map_flags, BPF_F_NO_PREALLOC);
-        __type(key, struct latnice_comm_key);
-        __type(value, __u8);
-} filter_parent SEC(".maps");
-
-struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, LATNICE_FILTER_ID_MAX);
-        __type(key, __u32);
-        __type(value, __u8);
-} filter_uid SEC(".maps");
-
-struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, LATNICE_FILTER_ID_MAX);
-        __type(key, __u32);
-        __type(value, __u8);
-} filter_gid SEC(".maps");
-
-struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, LATNICE_FILTER_CGROUP_MAX);
-        __type(key, __u64);
-        __type(value, __u8);
-} filter_cgroup SEC(".maps");
+NAME_HASH(struct latnice_name16) filter_comm SEC(".maps");
+NAME_TRIE(struct latnice_comm_key) filter_comm_prefix SEC(".maps");
+NAME_HASH(struct latnice_name32) filter_exe SEC(".maps");
+NAME_TRIE(struct latnice_exe_key) filter_exe_prefix SEC(".maps");
+NAME_HASH(struct latnice_name16) filter_parent SEC(".maps");
+NAME_TRIE(struct latnice_comm_key) filter_parent_prefix SEC(".maps");
+NAME_HASH(__u32) filter_uid SEC(".maps");
+NAME_HASH(__u32) filter_gid SEC(".maps");
+NAME_HASH(__u64) filter_cgroup SEC(".maps");
 
 /* Processes whose value the daemon set: their exit is reported. Key: tgid as the daemon sees it. */
 struct {
@@ -156,11 +155,32 @@ static __always_inline void read_exe_base(struct task_struct *task, char *buf) {
                 bpf_probe_read_kernel_str(buf, LATNICE_EXE_BASE_LEN, name);
 }
 
-static __always_inline bool lookup_comm(void *map, const char *name) {
-        struct latnice_comm_key key = { .prefixlen = LATNICE_COMM_LEN * 8 };
+/* Is key in the map that the one-slot array outer holds? */
+static __always_inline bool in_filter(void *outer, const void *key) {
+        __u32 zero = 0;
+        void *inner = bpf_map_lookup_elem(outer, &zero);
 
-        __builtin_memcpy(key.name, name, LATNICE_COMM_LEN);
-        return bpf_map_lookup_elem(map, &key) != NULL;
+        return inner && bpf_map_lookup_elem(inner, key) != NULL;
+}
+
+/* A name, exactly (flag) or by one of its prefixes (prefix_flag). */
+static __always_inline bool name16_in(__u32 flags, __u32 flag, __u32 prefix_flag, void *exact, void *prefix,
+                                      const char *name) {
+        if (flags & flag) {
+                struct latnice_name16 key;
+
+                __builtin_memcpy(key.name, name, LATNICE_COMM_LEN);
+                if (in_filter(exact, &key))
+                        return true;
+        }
+        if (flags & prefix_flag) {
+                struct latnice_comm_key key = { .prefixlen = LATNICE_COMM_LEN * 8 };
+
+                __builtin_memcpy(key.name, name, LATNICE_COMM_LEN);
+                if (in_filter(prefix, &key))
+                        return true;
+        }
+        return false;
 }
 
 /* The patched kernels of kernel/ carry the latency priority in the task. */
@@ -193,29 +213,33 @@ static __always_inline bool prefilter(struct task_struct *task, const char *comm
         /* A task that inherited a value: the daemon resets it if it came from a rule without Inherit=yes. */
         if (has_custom_value(task, false))
                 return true;
-        if ((flags & LATNICE_FILTER_F_COMM) && lookup_comm(&filter_comm, comm))
+        if (name16_in(flags, LATNICE_FILTER_F_COMM, LATNICE_FILTER_F_COMM_PREFIX, &filter_comm, &filter_comm_prefix,
+                      comm))
                 return true;
         if (flags & (LATNICE_FILTER_F_UID | LATNICE_FILTER_F_GID)) {
                 __u64 ug = bpf_get_current_uid_gid();
                 __u32 uid = (__u32) ug, gid = ug >> 32;
 
-                if ((flags & LATNICE_FILTER_F_UID) && bpf_map_lookup_elem(&filter_uid, &uid))
+                if ((flags & LATNICE_FILTER_F_UID) && in_filter(&filter_uid, &uid))
                         return true;
-                if ((flags & LATNICE_FILTER_F_GID) && bpf_map_lookup_elem(&filter_gid, &gid))
+                if ((flags & LATNICE_FILTER_F_GID) && in_filter(&filter_gid, &gid))
                         return true;
         }
-        if (flags & LATNICE_FILTER_F_EXE) {
+        if (flags & (LATNICE_FILTER_F_EXE | LATNICE_FILTER_F_EXE_PREFIX)) {
                 struct latnice_exe_key key = { .prefixlen = LATNICE_EXE_BASE_LEN * 8 };
 
                 read_exe_base(task, key.name);
-                if (bpf_map_lookup_elem(&filter_exe, &key))
+                if ((flags & LATNICE_FILTER_F_EXE) && in_filter(&filter_exe, key.name))
+                        return true;
+                if ((flags & LATNICE_FILTER_F_EXE_PREFIX) && in_filter(&filter_exe_prefix, &key))
                         return true;
         }
-        if (flags & LATNICE_FILTER_F_PARENT) {
+        if (flags & (LATNICE_FILTER_F_PARENT | LATNICE_FILTER_F_PARENT_PREFIX)) {
                 char pcomm[LATNICE_COMM_LEN] = {};
 
                 BPF_CORE_READ_STR_INTO(&pcomm, task, real_parent, comm);
-                if (lookup_comm(&filter_parent, pcomm))
+                if (name16_in(flags, LATNICE_FILTER_F_PARENT, LATNICE_FILTER_F_PARENT_PREFIX, &filter_parent,
+                              &filter_parent_prefix, pcomm))
                         return true;
         }
         if (flags & LATNICE_FILTER_F_CGROUP) {
@@ -225,7 +249,7 @@ static __always_inline bool prefilter(struct task_struct *task, const char *comm
 
                         if (!id)
                                 break;
-                        if (bpf_map_lookup_elem(&filter_cgroup, &id))
+                        if (in_filter(&filter_cgroup, &id))
                                 return true;
                 }
         }

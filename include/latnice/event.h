@@ -84,18 +84,28 @@ struct latnice_exe_key {
 
 /* Which prefilter maps have entries (the BPF program's filter_flags). */
 enum latnice_filter_flags {
-        LATNICE_FILTER_F_COMM = 1 << 0,
-        LATNICE_FILTER_F_EXE = 1 << 1,
-        LATNICE_FILTER_F_PARENT = 1 << 2,
+        LATNICE_FILTER_F_COMM = 1 << 0,        /* exact command names */
+        LATNICE_FILTER_F_EXE = 1 << 1,         /* exact binary names */
+        LATNICE_FILTER_F_PARENT = 1 << 2,      /* exact parent names */
         LATNICE_FILTER_F_UID = 1 << 3,
         LATNICE_FILTER_F_GID = 1 << 4,
         LATNICE_FILTER_F_CGROUP = 1 << 5,
+        LATNICE_FILTER_F_COMM_PREFIX = 1 << 6,
+        LATNICE_FILTER_F_EXE_PREFIX = 1 << 7,
+        LATNICE_FILTER_F_PARENT_PREFIX = 1 << 8,
 };
 
-#define LATNICE_FILTER_COMM_MAX 4096
-#define LATNICE_FILTER_EXE_MAX 4096
-#define LATNICE_FILTER_PARENT_MAX 1024
-#define LATNICE_FILTER_ID_MAX 256
-#define LATNICE_FILTER_CGROUP_MAX 1024
+/*
+ * Exact names are looked up in hash maps, keyed by the NUL-padded name;
+ * prefixes in LPM tries (struct latnice_comm_key, latnice_exe_key).
+ */
+struct latnice_name16 {
+        char name[LATNICE_COMM_LEN];
+};
+
+struct latnice_name32 {
+        char name[LATNICE_EXE_BASE_LEN];
+};
+
 #define LATNICE_CGROUP_LEVELS 8
 #define LATNICE_TRACKED_MAX 65536

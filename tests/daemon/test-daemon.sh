@@ -347,14 +347,36 @@ else
         fail "groupadd $BIGGROUP failed: cannot test a big group"
 fi
 
-# --- thousands of rules: loads, prefilter stays bounded
+# --- thousands of rules: the prefilter stays on, sized to them; globs are narrowed, not given up
 mkdir -p "$T/root/etc/latnice.d"
-for i in $(seq 5000); do printf '[Process r%d]\nComm=lnt-r%d\nLatencyNice=1\n' "$i" "$i"; done > "$T/root/etc/latnice.d/10-many.conf"
+for i in $(seq 5000); do printf '[Process r%d]\nComm=lnt-r%d\nLatencyNice=-10\n' "$i" "$i"; done > "$T/root/etc/latnice.d/10-many.conf"
+printf '[Process glob]\nExe=lnt-g[Steam]*\nLatencyNice=-10\n' > "$T/root/etc/latnice.d/20-glob.conf"
+cp /bin/sleep "$T/lnt-r4999"
+cp /bin/sleep "$T/lnt-gS"
+cp /bin/sleep "$T/lnt-r5001"
 start_daemon || exit 1
-grep -q "Loaded 5000 rules" "$T/log" && ok "5000 rules load" || fail "5000 rules: $(grep Loaded "$T/log")"
-grep -q "Prefilter off: more than 4096 names" "$T/log" && ok "prefilter bounded: widens past its capacity" ||
+grep -q "Loaded 5001 rules" "$T/log" && ok "5001 rules load" || fail "5001 rules: $(grep Loaded "$T/log")"
+grep -q "Prefilter on: 5000 command names (0 prefixes), 0 binary names (1 prefixes)" "$T/log" &&
+        ok "prefilter on with 5000 names and the glob narrowed to its literal start" ||
         fail "prefilter: $(grep -i prefilter "$T/log")"
+bg "$T/lnt-r4999" 30; M=$LAST
+bg "$T/lnt-gS" 30; G=$LAST
+bg "$T/lnt-r5001" 30; U=$LAST
+expect_slice "$M" "$SLICE10" "rule 4999 of 5000 applies through the prefilter"
+expect_slice "$G" "$SLICE10" "a narrowed glob applies through the prefilter"
+sleep 0.2
+[ "$(slice_of "$U")" = "$BASE" ] && ok "a name no rule has keeps the default slice" || fail "lnt-r5001 changed: $(slice_of "$U")"
+kill "$U" 2>/dev/null
+# a reload that grows the set gets maps of the new size
+printf '[Process r5001]\nComm=lnt-r5001\nLatencyNice=-10\n' > "$T/root/etc/latnice.d/30-more.conf"
+kill -HUP "$DPID"
+for _ in $(seq 100); do grep -q "Prefilter on: 5001 command names" "$T/log" && break; sleep 0.05; done
+grep -q "Prefilter on: 5001 command names" "$T/log" && ok "reload: prefilter resized to 5001 names" ||
+        fail "reload: $(grep -i prefilter "$T/log" | tail -1)"
+bg "$T/lnt-r5001" 30; U=$LAST
+expect_slice "$U" "$SLICE10" "a rule added by the reload applies through the new maps"
 stop_daemon
+rm -rf "$T/root/etc/latnice.d"
 
 echo "$FAILS failed"
 exit $((FAILS > 0))
