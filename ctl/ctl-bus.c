@@ -1248,16 +1248,18 @@ int ctl_run_through_daemon(int ln, char **ret_why) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(freep) char *why = NULL;
         uint32_t applied = 0, threads = 0;
-        pid_t agent;
         int r;
 
         *ret_why = NULL;
         if (daemon_connect(&bus, &why) < 0)
                 return 0;
-        /* Set through latniced, which records it as an explicit value: its rules leave it alone at the exec. */
-        agent = polkit_agent_open(bus);
+        /*
+         * Set through latniced, which records it as an explicit value: its
+         * rules leave it alone at the exec. Without a polkit prompt: where
+         * latniced would ask for a password, we set the value ourselves.
+         */
+        (void) sd_bus_set_allow_interactive_authorization(bus, false);
         r = call_for_pid(bus, "SetLatencyNice", getpid(), &(int32_t) { ln }, &error, &reply);
-        polkit_agent_close(agent);
         if (r < 0) {
                 if (asprintf(ret_why, "%s", sd_bus_error_is_set(&error) ? error.message ?: error.name : strerror(-r)) < 0)
                         *ret_why = NULL;
