@@ -209,33 +209,42 @@ void match_result_done(MatchResult *m) {
         *m = (MatchResult) {};
 }
 
+/* A matching rule, in rule order: the first one wins, later ones are shadowed. 1: done, no more wanted. */
+static int match_result_add(MatchResult *m, size_t *alloc, const Rule *rule, bool want_shadowed) {
+        if (!m->rule) {
+                m->rule = rule;
+                return want_shadowed ? 0 : 1;
+        }
+        if (m->n_shadowed >= *alloc) {
+                size_t na = *alloc ? *alloc * 2 : 8;
+                const Rule **n = reallocarray(m->shadowed, na, sizeof(Rule *));
+
+                if (!n)
+                        return -ENOMEM;
+                m->shadowed = n;
+                *alloc = na;
+        }
+        m->shadowed[m->n_shadowed++] = rule;
+        return 0;
+}
+
 int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchResult *ret) {
         MatchResult m = {};
         size_t alloc = 0;
+        int k;
 
         for (size_t i = 0; i < s->n_rules; i++) {
                 const Rule *r = &s->rules[i];
 
                 if (r->kind != RULE_PROCESS || !match_rule(r, t, NULL))
                         continue;
-                if (!m.rule) {
-                        m.rule = r;
-                        if (!want_shadowed)
-                                break;
-                        continue;
+                k = match_result_add(&m, &alloc, r, want_shadowed);
+                if (k < 0) {
+                        match_result_done(&m);
+                        return k;
                 }
-                if (m.n_shadowed >= alloc) {
-                        const Rule **n;
-
-                        alloc = alloc ? alloc * 2 : 8;
-                        n = reallocarray(m.shadowed, alloc, sizeof(Rule *));
-                        if (!n) {
-                                match_result_done(&m);
-                                return -ENOMEM;
-                        }
-                        m.shadowed = n;
-                }
-                m.shadowed[m.n_shadowed++] = r;
+                if (k > 0)
+                        break;
         }
         *ret = m;
         return m.rule ? 1 : 0;
@@ -683,24 +692,13 @@ int match_index_task(MatchIndex *ix, const TaskInfo *t, bool want_shadowed, Matc
 
                 if (!match_rule(rule, t, NULL))
                         continue;
-                if (!m.rule) {
-                        m.rule = rule;
-                        if (!want_shadowed)
-                                break;
-                        continue;
+                r = match_result_add(&m, &alloc, rule, want_shadowed);
+                if (r < 0) {
+                        match_result_done(&m);
+                        return r;
                 }
-                if (m.n_shadowed >= alloc) {
-                        const Rule **n;
-
-                        alloc = alloc ? alloc * 2 : 8;
-                        n = reallocarray(m.shadowed, alloc, sizeof(Rule *));
-                        if (!n) {
-                                match_result_done(&m);
-                                return -ENOMEM;
-                        }
-                        m.shadowed = n;
-                }
-                m.shadowed[m.n_shadowed++] = rule;
+                if (r > 0)
+                        break;
         }
         *ret = m;
         return m.rule ? 1 : 0;
