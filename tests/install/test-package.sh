@@ -279,12 +279,7 @@ left=$(named_latnice)
 check "  nothing named after latnice left in /etc, /usr, /var${left:+ (left: $left)}" [ -z "$left" ]
 check "  lnt-before and lnt-after still at the default slice" both_at "$base"
 
-mapfile -t cgroups < "$STATE/cgroups"
-check "stop the contained systemd" "$L" stop "$NAME" --kill
-started=0
-for dir in "${cgroups[@]}"; do
-        check "$dir is gone" [ ! -e "$dir" ]
-done
+stop_contained_killed
 
 # --- the host -------------------------------------------------------------------------------------
 check "the host's dpkg is untouched (latnice: '${host_status:-not known}')" \

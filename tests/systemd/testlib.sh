@@ -45,3 +45,17 @@ start_contained() {
                 exit 1
         fi
 }
+
+# stop_contained_killed: stops the contained systemd (--kill) and checks that every cgroup it
+# had is gone afterwards, one check each.
+stop_contained_killed() {
+        local -a cgroups
+        local dir
+
+        mapfile -t cgroups < "$STATE/cgroups"
+        if "$L" stop "$NAME" --kill >/dev/null 2>&1; then pass "stop the contained systemd"; else fail "stop the contained systemd"; fi
+        started=0
+        for dir in "${cgroups[@]}"; do
+                if [ ! -e "$dir" ]; then pass "$dir is gone"; else fail "$dir is gone"; fi
+        done
+}

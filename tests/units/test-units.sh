@@ -299,12 +299,7 @@ if ((failures)); then
 fi
 
 # --- stop the container: the test kills its systemd and removes the cgroups it left -------------
-mapfile -t cgroups < "$STATE/cgroups"
-check "stop the contained systemd" "$L" stop "$NAME" --kill
-started=0
-for dir in "${cgroups[@]}"; do
-        check "$dir is gone" [ ! -e "$dir" ]
-done
+stop_contained_killed
 
 # --- systemd not on the bus (on the host, with a private bus that has no systemd) --------------
 mkdir -p "$WORK/nosd/etc/latnice.d"
