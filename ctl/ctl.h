@@ -39,6 +39,7 @@ int ctl_load_rules(Ctl *ctl, RuleSet **ret);
 bool ctl_want_help(int argc, char **argv, const char *usage);
 
 int verb_check(Ctl *ctl, int argc, char **argv);
+int verb_import_ananicy(Ctl *ctl, int argc, char **argv);
 int verb_cat_config(Ctl *ctl, int argc, char **argv);
 int verb_explain(Ctl *ctl, int argc, char **argv);
 int verb_run(Ctl *ctl, int argc, char **argv);

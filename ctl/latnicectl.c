@@ -20,6 +20,7 @@ static const Verb verbs[] = {
         { "rules", verb_rules, "list the rules latniced is running" },
         { "reload", verb_reload, "make latniced reload its rules" },
         { "profile", verb_profile, "list profiles, or switch latniced to one" },
+        { "import-ananicy", verb_import_ananicy, "turn an ananicy rule tree into a latnice.d file" },
 };
 
 static void help(void) {
