@@ -504,7 +504,10 @@ static bool words_fit(const AnanicyEntry *e) {
 static void section_name(const Placed *p, size_t index, char *buf, size_t size) {
         const char *exe = p->by_exe ? " by file name" : "";
 
-        if (p->e->f.cmdlines)
+        /* A bracket would end the section header; such a type is named by its position. */
+        if (p->type && strpbrk(p->type, "[]"))
+                snprintf(buf, size, "ananicy rule %zu", index);
+        else if (p->e->f.cmdlines)
                 snprintf(buf, size, "ananicy %s with arguments %zu", p->e->name, index);
         else if (p->type && p->type_value)
                 snprintf(buf, size, "ananicy %s%s", p->type, exe);

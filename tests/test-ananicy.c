@@ -86,7 +86,8 @@ static void test_tree(void) {
                "{ \"type\": \"LowLatency_RT\", \"sched\": \"rr\", \"rtprio\": 10 }\n"
                "{ \"type\": \"Heavy_CPU\", \"nice\": 9, \"latency_nice\": 12, \"oom_score_adj\": 100 }\n"
                "{ \"type\": \"OnlyIO\", \"ioclass\": \"idle\" }\n"
-               "{ \"type\": \"Odd\", \"sched\": \"deadline\" }\n");
+               "{ \"type\": \"Odd\", \"sched\": \"deadline\" }\n"
+               "{ \"type\": \"Br]ack[et\", \"nice\": 6 }\n");
         import(&imp, "00-cgroups/x.cgroups", "{ \"cgroup\": \"cpu80\", \"CPUQuota\": 80 }\n");
         import(&imp, "games/games.rules",
                "{ \"name\": \"Game.exe\", \"type\": \"Game\" }\n"
@@ -107,7 +108,8 @@ static void test_tree(void) {
                "[ 1, 2 ]\n"
                "{ \"name\": \"a\\u0001b\", \"nice\": 1 }\n"
                "{ \"name\": \"q\\\" m; #n\\\\\", \"nice\": -1 }\n"
-               "{ \"name\": \"make\", \"sched\": \"batch\" }\n");
+               "{ \"name\": \"make\", \"sched\": \"batch\" }\n"
+               "{ \"name\": \"bracketed\", \"type\": \"Br]ack[et\" }\n");
         import(&imp, "zz-late.rules",
                "{ \"name\": \"gcc\", \"type\": \"BG_CPUIO\" }\n"
                "{ \"name\": \"Game.exe\", \"type\": \"Game\" }\n");
@@ -140,6 +142,7 @@ static void test_tree(void) {
         ASSERT_EQ(value_of(s, "gcc", NULL, NULL), 16);            /* the later definition, BG_CPUIO */
         ASSERT_EQ(value_of(s, "pipewire", NULL, NULL), -15);      /* sched rr */
         ASSERT_EQ(value_of(s, "make", NULL, NULL), 10);           /* sched batch */
+        ASSERT_EQ(value_of(s, "bracketed", NULL, NULL), 6);       /* a type name that cannot head a section */
         ASSERT_EQ(value_of(s, "mystery", NULL, NULL), 3);         /* unknown type: own fields */
         ASSERT_EQ(value_of(s, "updatedb", NULL, NULL), 100);
         /* A 23-byte name is cut to 15 in comm: matched by file name. */
@@ -154,7 +157,7 @@ static void test_tree(void) {
         ASSERT_EQ(value_of(s, "java", "/usr/bin/java", freenet), 16);
         ASSERT_EQ(value_of(s, "java", "/usr/bin/java", other), 100);
         ASSERT_TRUE(strstr(text, "ioclass, ionice, oom_score_adj, cgroup, rtprio"));
-        ASSERT_EQ(names, 10);
+        ASSERT_EQ(names, 11);
 }
 
 /* Thousands of names in one type: the Comm= lines wrap below the rule parser's line limit. */
