@@ -6,13 +6,14 @@
  */
 
 #include <json-c/json.h>
+#include <ini.h>
 #include <stdarg.h>
 
 #include "ananicy.h"
 #include "util.h"
 
-/* A rule line of the written file stays below the parser's 200-byte line limit (rules.c). */
-#define LINE_MAX_BYTES 190
+/* A rule line of the written file stays below inih's line buffer, which the rule parser refuses to overflow. */
+#define LINE_MAX_BYTES (INI_MAX_LINE - 10)
 /* The kernel keeps 15 bytes of a command name; longer names are matched by file name. */
 #define COMM_MAX 15
 
@@ -21,9 +22,8 @@ static const char *const ignored_fields[] = {
         "ioclass", "ionice", "oom_score_adj", "cgroup", "rtprio", "CPUQuota",
 };
 
-const char *ananicy_ignored_field_name(size_t i) {
-        return i < ELEMENTSOF(ignored_fields) ? ignored_fields[i] : NULL;
-}
+_Static_assert(ELEMENTSOF(ignored_fields) <= ELEMENTSOF(((AnanicyImport *) NULL)->n_ignored_field),
+               "AnanicyImport.n_ignored_field has a counter per ignored field");
 
 size_t ananicy_ignored_field_count(void) {
         return ELEMENTSOF(ignored_fields);
@@ -332,18 +332,29 @@ int ananicy_word_escape(const char *word, char **buf, size_t *len) {
 
 /* ---- resolving ------------------------------------------------------- */
 
-static const char *cmdlines_key(const AnanicyEntry *e, char **buf) {
-        *buf = e->f.cmdlines ? strv_join(e->f.cmdlines, "\x1f") : NULL;
-        return *buf ? *buf : "";
+/* Orders argv word lists word by word; a list sorts before its own extensions, no list before any. */
+static int cmdlines_compare(char * const *a, char * const *b) {
+        bool more_a, more_b;
+
+        for (;; a++, b++) {
+                int c;
+
+                more_a = a && *a;
+                more_b = b && *b;
+                if (!more_a || !more_b)
+                        return more_a - more_b;
+                c = strcmp(*a, *b);
+                if (c != 0)
+                        return c;
+        }
 }
 
 static int entry_compare(const void *a, const void *b) {
         const AnanicyEntry *x = a, *y = b;
-        _cleanup_(freep) char *bx = NULL, *by = NULL;
         int c = strcmp(x->name, y->name);
 
         if (c == 0)
-                c = strcmp(cmdlines_key(x, &bx), cmdlines_key(y, &by));
+                c = cmdlines_compare(x->f.cmdlines, y->f.cmdlines);
         if (c == 0)
                 c = x->order < y->order ? -1 : x->order > y->order;
         return c;
@@ -357,9 +368,7 @@ static bool fields_equal(const AnanicyFields *a, const AnanicyFields *b) {
 }
 
 static bool same_key(const AnanicyEntry *a, const AnanicyEntry *b) {
-        _cleanup_(freep) char *ba = NULL, *bb = NULL;
-
-        return streq_ptr(a->name, b->name) && streq_ptr(cmdlines_key(a, &ba), cmdlines_key(b, &bb));
+        return streq_ptr(a->name, b->name) && cmdlines_compare(a->f.cmdlines, b->f.cmdlines) == 0;
 }
 
 /* Sorts by key and keeps the last definition of each, as ananicy-cpp's map does; reports the others. */

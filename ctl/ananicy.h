@@ -69,6 +69,5 @@ bool ananicy_latency_nice(const AnanicyFields *f, int *ret);
 /* Appends the word to buf so strv_split_quoted() gives it back unchanged and no glob reads it. */
 int ananicy_word_escape(const char *word, char **buf, size_t *len);
 
-/* Names of the fields latnice reads and ignores, for the report. */
-const char *ananicy_ignored_field_name(size_t i);
+/* How many fields latnice reads and ignores (the size of n_ignored_field used). */
 size_t ananicy_ignored_field_count(void);
