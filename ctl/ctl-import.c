@@ -175,10 +175,12 @@ int verb_import_ananicy(Ctl *ctl, int argc, char **argv) {
         for (char **p = found_files; p && *p; p++) {
                 _cleanup_(freep) char *buf = NULL;
                 size_t size = 0;
+                int q;
 
-                r = read_full_file(AT_FDCWD, *p, RULE_FILE_MAX, &buf, &size);
-                if (r < 0) {
-                        fprintf(stderr, "%s: %s, skipped.\n", *p, strerror(-r));
+                /* One unreadable file is reported and skipped; only running out of memory stops. */
+                q = read_full_file(AT_FDCWD, *p, RULE_FILE_MAX, &buf, &size);
+                if (q < 0) {
+                        fprintf(stderr, "%s: %s, skipped.\n", *p, strerror(-q));
                         continue;
                 }
                 r = ananicy_import_buffer(&imp, *p, buf, size);
@@ -187,7 +189,7 @@ int verb_import_ananicy(Ctl *ctl, int argc, char **argv) {
         }
         found_files = strv_free(found_files);
         if (r < 0) {
-                fprintf(stderr, "Failed to read the rules: %s\n", strerror(-r));
+                fprintf(stderr, "Failed to import the rules: %s\n", strerror(-r));
                 return CTL_EXIT_FAILURE;
         }
 
