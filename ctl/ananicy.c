@@ -16,6 +16,8 @@
 #define LINE_MAX_BYTES (INI_MAX_LINE - 10)
 /* The kernel keeps 15 bytes of a command name; longer names are matched by file name. */
 #define COMM_MAX 15
+/* A name from a rule file is shown with at most this many bytes: a megabyte name must not flood the terminal. */
+#define SHOWN(s) (int) strnlen((s), 64), (s)
 
 /* Fields ananicy sets and latnice does not: read, counted, otherwise ignored. */
 static const char *const ignored_fields[] = {
@@ -71,6 +73,10 @@ _printf_(5, 6) static int message(AnanicyImport *imp, AnanicySeverity sev, const
         va_end(ap);
         if (r < 0)
                 return -ENOMEM;
+        /* A JSON key may hold escapes; the report is one terminal line. */
+        for (char *c = m->text; *c; c++)
+                if ((unsigned char) *c < 0x20 || *c == 0x7f)
+                        *c = '?';
         imp->n_messages++;
         if (sev == ANANICY_ERROR)
                 imp->n_errors++;
@@ -201,7 +207,7 @@ static int import_object(AnanicyImport *imp, const char *file, unsigned line, js
                                         known = true;
                                 }
                         if (!known)
-                                r = message(imp, ANANICY_WARNING, file, line, "unknown field \"%s\" ignored", key);
+                                r = message(imp, ANANICY_WARNING, file, line, "unknown field \"%.*s\" ignored", SHOWN(key));
                 }
                 if (r < 0)
                         return r;
@@ -209,8 +215,8 @@ static int import_object(AnanicyImport *imp, const char *file, unsigned line, js
         if (e.f.sched && !ananicy_latency_nice(&(AnanicyFields) { .sched = e.f.sched }, &(int) { 0 }) &&
             !streq_ptr(e.f.sched, "other") && !streq_ptr(e.f.sched, "normal")) {
                 r = message(imp, ANANICY_WARNING, file, line,
-                            "\"sched\": \"%s\" is not a policy latnice knows (other, batch, idle, fifo, rr, iso); ignored",
-                            e.f.sched);
+                            "\"sched\": \"%.*s\" is not a policy latnice knows (other, batch, idle, fifo, rr, iso); ignored",
+                            SHOWN(e.f.sched));
                 if (r < 0)
                         return r;
                 e.f.sched = mfree(e.f.sched);
@@ -386,11 +392,11 @@ static int dedupe(AnanicyImport *imp, AnanicyEntry *a, size_t *n, const char *wh
                         /* Same type and same value: a harmless repeat; otherwise a conflict worth a look. */
                         if (fields_equal(&a[i].f, &later->f) && streq_ptr(a[i].type, later->type))
                                 r = message(imp, ANANICY_WARNING, later->file, later->line,
-                                            "%s \"%s\" repeats %s:%u", what, later->name, a[i].file, a[i].line);
+                                            "%s \"%.*s\" repeats %s:%u", what, SHOWN(later->name), a[i].file, a[i].line);
                         else
                                 r = message(imp, ANANICY_WARNING, later->file, later->line,
-                                            "%s \"%s\" is also defined at %s:%u, differently; the later one is used, "
-                                            "as ananicy does", what, later->name, a[i].file, a[i].line);
+                                            "%s \"%.*s\" is also defined at %s:%u, differently; the later one is used, "
+                                            "as ananicy does", what, SHOWN(later->name), a[i].file, a[i].line);
                         if (r < 0)
                                 return r;
                         imp->n_replaced++;
@@ -564,8 +570,8 @@ int ananicy_import_write(AnanicyImport *imp, const char *source, FILE *f, size_t
                         t = type_find(imp, e->type);
                         if (!t) {
                                 r = message(imp, ANANICY_WARNING, e->file, e->line,
-                                            "\"%s\": type \"%s\" is not defined in any .types file; only the rule's "
-                                            "own fields count", e->name, e->type);
+                                            "\"%.*s\": type \"%.*s\" is not defined in any .types file; only the rule's "
+                                            "own fields count", SHOWN(e->name), SHOWN(e->type));
                                 if (r < 0)
                                         return r;
                         }
@@ -590,16 +596,16 @@ int ananicy_import_write(AnanicyImport *imp, const char *source, FILE *f, size_t
                 }
                 if (strlen(e->name) > COMM_MAX && strchr(e->name, '/')) {
                         r = message(imp, ANANICY_ERROR, e->file, e->line,
-                                    "\"%s\" is longer than a command name and has a '/', so it is no file name "
-                                    "either; rule ignored", e->name);
+                                    "\"%.*s\" is longer than a command name and has a '/', so it is no file name "
+                                    "either; rule ignored", SHOWN(e->name));
                         if (r < 0)
                                 return r;
                         continue;
                 }
                 if (!words_fit(e)) {
                         r = message(imp, ANANICY_ERROR, e->file, e->line,
-                                    "\"%s\": the name or an argument word is too long for a rule line; rule ignored",
-                                    e->name);
+                                    "\"%.*s\": the name or an argument word is too long for a rule line; rule ignored",
+                                    SHOWN(e->name));
                         if (r < 0)
                                 return r;
                         continue;

@@ -185,8 +185,36 @@ static void test_large(void) {
                 ASSERT_TRUE(nl - p < 200);
 }
 
+/* What a hostile rule tree puts in the report: a megabyte name, a key with a terminal escape. */
+static void test_hostile(void) {
+        _cleanup_(ananicy_import_done) AnanicyImport imp = {};
+        _cleanup_(freep) char *line = NULL, *text = NULL;
+        size_t len = 0, rules = 0, names = 0;
+        FILE *f = open_memstream(&line, &len);
+        RuleSet *s;
+
+        ASSERT_TRUE(f);
+        fputs("{ \"name\": \"", f);
+        for (int i = 0; i < 1000000; i++)
+                fputc('a', f);
+        fputs("\", \"nice\": 3 }\n{ \"name\": \"ok\", \"nice\": 1, \"\\u001b[2Jx\": 1 }\n", f);
+        ASSERT_EQ(fclose(f), 0);
+        import(&imp, "hostile.rules", line);
+        s = convert(&imp, &text, &rules, &names);
+        rule_set_free(s);
+        ASSERT_EQ(names, 1);
+        ASSERT_TRUE(has_message(&imp, ANANICY_ERROR, "hostile.rules", 1, "too long for a rule line"));
+        ASSERT_TRUE(has_message(&imp, ANANICY_WARNING, "hostile.rules", 2, "unknown field \"?[2Jx\""));
+        for (size_t i = 0; i < imp.n_messages; i++) {
+                ASSERT_TRUE(strlen(imp.messages[i].text) < 200);
+                for (const char *c = imp.messages[i].text; *c; c++)
+                        ASSERT_TRUE((unsigned char) *c >= 0x20 && *c != 0x7f);
+        }
+}
+
 int main(void) {
         test_table();
+        test_hostile();
         test_tree();
         test_large();
         return 0;
