@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* latniced: command line and run(). Everything else lives in manager.c. */
+/* latniced: command line, and run(): wires the bus and unit layers to the manager and runs it. */
 
 #include <bpf/libbpf.h>
 #include <getopt.h>
@@ -8,12 +8,28 @@
 #include <sys/resource.h>
 
 #include "log.h"
+#include "manager-bus.h"
+#include "manager-units.h"
 #include "manager.h"
 #include "profile.h"
 #include "util.h"
 
 static ManagerOptions arg_options = {
         .source = SOURCE_AUTO,
+};
+
+/* The layers above the manager, which it reaches only through these. */
+static const ManagerHooks hooks = {
+        .bus_api_connected = manager_bus_on_connected,
+        .bus_api_disconnected = manager_bus_on_disconnected,
+        .units_connected = manager_units_on_connected,
+        .units_disconnected = manager_units_on_disconnected,
+        .applied = manager_bus_emit_applied,
+        .reloaded = manager_bus_emit_reloaded,
+        .units_decide = manager_units_decide,
+        .units_filter_ids = manager_units_filter_ids,
+        .units_rules_changed = manager_units_rules_changed,
+        .units_free = manager_units_free,
 };
 
 static void help(void) {
@@ -196,7 +212,7 @@ static int run(int argc, char **argv) {
         if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
                 return log_error_errno(-errno, "Failed to block signals: %m");
 
-        r = manager_new(&arg_options, &m);
+        r = manager_new(&arg_options, &hooks, &m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up: %m");
         r = manager_start(m);

@@ -29,6 +29,8 @@
 #include "latnice/dbus.h"
 #include "log.h"
 #include "manager-bus.h"
+#include "manager-decide.h"
+#include "manager-rules.h"
 #include "match.h"
 #include "proc.h"
 #include "profile.h"
@@ -121,26 +123,6 @@ static int no_such_process(sd_bus_error *error, pid_t pid, int r) {
                                  strerror(-r));
 }
 
-/* Real and effective uid of a process, from /proc/PID/status. */
-static int read_proc_uids(int proc_fd, pid_t pid, uid_t *ret_ruid, uid_t *ret_euid) {
-        _cleanup_(freep) char *buf = NULL;
-        unsigned ru, eu;
-        char path[64];
-        char *p;
-        int r;
-
-        snprintf(path, sizeof(path), "%d/status", (int) pid);
-        r = read_full_file(proc_fd, path, 64 * 1024, &buf, NULL);
-        if (r < 0)
-                return r == -ENOENT ? -ESRCH : r;
-        p = strstr(buf, "\nUid:");
-        if (!p || sscanf(p + 5, "%u %u", &ru, &eu) != 2)
-                return -EINVAL;
-        *ret_ruid = ru;
-        *ret_euid = eu;
-        return 0;
-}
-
 static bool pidfd_exited(int pidfd) {
         struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 
@@ -150,18 +132,12 @@ static bool pidfd_exited(int pidfd) {
 
 /* Is the pinned process still the one that was read? Then everything read about it is about it. */
 static bool target_still_there(Manager *m, const Target *t) {
-        char path[64];
-        ProcStat st;
-
-        if (pidfd_exited(t->pidfd))
-                return false;
-        snprintf(path, sizeof(path), "%d/stat", (int) t->pid);
-        return proc_stat_read(m->proc_fd, path, &st) >= 0 && st.start_time == t->st.start_time;
+        return !pidfd_exited(t->pidfd) && proc_pid_is(m->proc_fd, t->pid, t->st.start_time);
 }
 
 /* Pins pid (opens a pidfd first), then reads what the checks need. */
 static int target_open(Manager *m, pid_t pid, int pidfd, Target *t, sd_bus_error *error) {
-        char path[64];
+        ProcIds ids = {};
         int r;
 
         *t = (Target) { .pid = pid, .pidfd = pidfd };
@@ -170,10 +146,11 @@ static int target_open(Manager *m, pid_t pid, int pidfd, Target *t, sd_bus_error
                 if (t->pidfd < 0)
                         return no_such_process(error, pid, -errno);
         }
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
-        r = proc_stat_read(m->proc_fd, path, &t->st);
+        r = proc_stat_read_pid(m->proc_fd, pid, 0, &t->st);
         if (r >= 0)
-                r = read_proc_uids(m->proc_fd, pid, &t->ruid, &t->euid);
+                r = proc_ids_read(m->proc_fd, pid, &ids);
+        t->ruid = ids.ruid;
+        t->euid = ids.euid;
         if (r >= 0 && (pidfd_exited(t->pidfd) || t->st.state == 'Z'))
                 r = -ESRCH;
         if (r < 0) {
@@ -415,7 +392,6 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
         const char *set_by = LATNICE_SET_BY_NONE, *rule = "", *ref = "";
         ThreadSched main_thread = {};
         AppliedProcess *e;
-        char path[64];
         Esc es = {};
         int r, n;
 
@@ -456,8 +432,7 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
 
                 if (sched_thread_get(&m->probe, tids[i], &ts) < 0)
                         continue; /* exited meanwhile */
-                snprintf(path, sizeof(path), "%d/task/%d/stat", (int) t.pid, (int) tids[i]);
-                (void) proc_stat_read(m->proc_fd, path, &st);
+                (void) proc_stat_read_pid(m->proc_fd, t.pid, tids[i], &st);
                 r = sd_bus_message_append(reply, "(ussiitb)", (uint32_t) tids[i], esc(&es, st.comm),
                                           sched_policy_to_string(ts.attr.sched_policy), (int32_t) ts.attr.sched_nice,
                                           (int32_t) ts.latency_nice,
@@ -495,15 +470,12 @@ static int list_applied(Manager *m, sd_bus_message *call, const BusCaller *c, bo
 
                 if (c->uid != 0) {
                         /* Only the caller's own processes: as recorded, and as they are now. */
-                        char path[64];
-                        ProcStat st;
-                        uid_t ruid, euid;
+                        ProcIds ids;
 
                         if (e->uid != c->uid)
                                 continue;
-                        snprintf(path, sizeof(path), "%d/stat", (int) e->pid);
-                        if (proc_stat_read(m->proc_fd, path, &st) < 0 || st.start_time != e->start_time ||
-                            read_proc_uids(m->proc_fd, e->pid, &ruid, &euid) < 0 || !authz_owns(c->uid, ruid, euid))
+                        if (!proc_pid_is(m->proc_fd, e->pid, e->start_time) ||
+                            proc_ids_read(m->proc_fd, e->pid, &ids) < 0 || !authz_owns(c->uid, ids.ruid, ids.euid))
                                 continue;
                 }
                 r = sd_bus_message_append(reply, "(usiss)", (uint32_t) e->pid, esc(&es, e->comm),

@@ -26,9 +26,14 @@
 #include <inttypes.h>
 #include <sys/stat.h>
 
+#include "event-util.h"
 #include "log.h"
+#include "manager-decide.h"
+#include "manager-rules.h"
+#include "manager-sources.h"
 #include "manager-units.h"
 #include "systemd-watch.h"
+#include "unit-knob.h"
 
 typedef struct ManagerUnits {
         SystemdWatch *watch;
@@ -225,9 +230,9 @@ static void units_update_filter(Manager *m) {
 
 int manager_units_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec) {
         ManagerUnits *u = m->units_state;
-        char ref[512];
-
         const Rule *rule;
+        ApplyRequest q;
+        char ref[512];
         int r;
 
         if (!u || !u->active || use_knob(m))
@@ -235,19 +240,15 @@ int manager_units_decide(Manager *m, const TaskInfo *t, uint64_t start_time, boo
         rule = match_task_unit_rule(m->rules, t);
         if (!rule)
                 return 0;
-        rule_format_ref(rule, ref, sizeof(ref));
-        r = manager_apply(m, t, start_time,
-                          &(ApplyRequest) {
-                                  .latency_nice = rule->latency_nice,
-                                  .threads = rule->threads,
-                                  .override = rule->override,
-                                  .inherit = rule->inherit,
-                                  .ref = ref,
-                                  .rule_name = rule->name,
-                                  .via_unit = true,
-                          },
-                          fresh_exec);
+        q = apply_request_from_rule(rule, true, ref, sizeof(ref));
+        r = manager_apply(m, t, start_time, &q, fresh_exec);
         return r < 0 ? r : 1;
+}
+
+static bool unit_is_scope(const char *name) {
+        const UnitType *t = unit_type_from_name(name, strlen(name));
+
+        return t && strcmp(t->suffix, ".scope") == 0;
 }
 
 /* Is the unit one we follow? */
@@ -336,15 +337,10 @@ static void units_arm_knob_retry(Manager *m) {
         ManagerUnits *u = m->units_state;
         int r;
 
-        if (!u->knob_retry_timer) {
-                r = sd_event_add_time_relative(m->event, &u->knob_retry_timer, CLOCK_MONOTONIC, 250 * 1000,
-                                               10 * 1000, units_on_knob_retry, m);
-                if (r < 0)
-                        return (void) log_warning_errno(r, "Failed to arm the knob retry timer: %m");
-                (void) sd_event_source_set_description(u->knob_retry_timer, "unit-knob-retry");
-        } else
-                (void) sd_event_source_set_time_relative(u->knob_retry_timer, 250 * 1000);
-        (void) sd_event_source_set_enabled(u->knob_retry_timer, SD_EVENT_ONESHOT);
+        r = event_reset_time_relative(m->event, &u->knob_retry_timer, CLOCK_MONOTONIC, 250 * 1000, 10 * 1000,
+                                      units_on_knob_retry, m, "unit-knob-retry", true);
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the knob retry timer: %m");
 }
 
 static void units_apply_knob(Manager *m, const SystemdUnit *su) {
@@ -571,12 +567,9 @@ static int units_on_rescan_timer(sd_event_source *s, uint64_t usec, void *userda
         while ((su = systemd_watch_next(u->watch, &i)))
                 if (su->control_group && (all || strv_contains(jobs, su->name)))
                         units_rescan_cgroup(m, su->name, su->control_group, true);
-        for (char **j = jobs; !all && j && *j; j++) {
-                size_t l = strlen(*j);
-
-                if (l > 6 && strcmp(*j + l - 6, ".scope") == 0 && !strv_contains_unit(u, *j))
+        for (char **j = jobs; !all && j && *j; j++)
+                if (unit_is_scope(*j) && !strv_contains_unit(u, *j))
                         (void) systemd_watch_query_cgroup(u->watch, *j, units_on_scope_cgroup, m);
-        }
         return 0;
 }
 
@@ -585,13 +578,12 @@ static int units_on_rescan_timer(sd_event_source *s, uint64_t usec, void *userda
 static void units_on_job_removed(SystemdWatch *w, const char *unit, const char *result, void *userdata) {
         Manager *m = userdata;
         ManagerUnits *u = m->units_state;
-        size_t l = strlen(unit);
         int r;
 
         if (use_knob(m) || systemd_watch_n_units(w) == 0)
                 return;
         /* Only followed units and scopes can have gained processes that did not exec. */
-        if (!strv_contains_unit(u, unit) && !(l > 6 && strcmp(unit + l - 6, ".scope") == 0))
+        if (!strv_contains_unit(u, unit) && !unit_is_scope(unit))
                 return;
         if (strv_contains(u->jobs_done, unit))
                 ;
@@ -599,20 +591,11 @@ static void units_on_job_removed(SystemdWatch *w, const char *unit, const char *
                 u->jobs_overflow = true;
         else if (strv_extend(&u->jobs_done, unit) < 0)
                 u->jobs_overflow = true;
-        /* Debounced: a transaction finishes many jobs at once. */
-        if (!u->rescan_timer) {
-                r = sd_event_add_time_relative(m->event, &u->rescan_timer, CLOCK_MONOTONIC, 20 * 1000, 5 * 1000,
-                                               units_on_rescan_timer, m);
-                if (r < 0) {
-                        log_warning_errno(r, "Failed to arm the unit rescan timer: %m");
-                        return;
-                }
-                (void) sd_event_source_set_description(u->rescan_timer, "unit-rescan");
-        } else if (sd_event_source_get_enabled(u->rescan_timer, NULL) > 0)
-                return; /* already pending */
-        else
-                (void) sd_event_source_set_time_relative(u->rescan_timer, 20 * 1000);
-        (void) sd_event_source_set_enabled(u->rescan_timer, SD_EVENT_ONESHOT);
+        /* Debounced: a transaction finishes many jobs at once; a rescan already pending covers this one. */
+        r = event_reset_time_relative(m->event, &u->rescan_timer, CLOCK_MONOTONIC, 20 * 1000, 5 * 1000,
+                                      units_on_rescan_timer, m, "unit-rescan", false);
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the unit rescan timer: %m");
 }
 
 static int units_on_offline_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -642,13 +625,10 @@ static void units_arm_offline_notice(Manager *m, const char *message) {
         log_debug("systemd is not on the system bus (yet)%s%s.", message ? ": " : "", message ?: "");
         if (u->logged_offline || u->offline_timer)
                 return;
-        r = sd_event_add_time_relative(m->event, &u->offline_timer, CLOCK_MONOTONIC, 5 * 1000 * 1000, 100 * 1000,
-                                       units_on_offline_timer, m);
-        if (r < 0) {
+        r = event_reset_time_relative(m->event, &u->offline_timer, CLOCK_MONOTONIC, 5 * 1000 * 1000, 100 * 1000,
+                                      units_on_offline_timer, m, "systemd-absent", false);
+        if (r < 0)
                 (void) units_on_offline_timer(NULL, 0, m);
-                return;
-        }
-        (void) sd_event_source_set_description(u->offline_timer, "systemd-absent");
 }
 
 static void units_on_state_changed(SystemdWatch *w, SystemdWatchState state, int error, const char *message,

@@ -51,6 +51,18 @@ int proc_stat_parse(const char *line, ProcStat *ret);
 /* dir_fd: an open /proc (or fake root); path relative to it, e.g. "123/stat" or "123/task/124/stat". */
 int proc_stat_read(int proc_fd, const char *path, ProcStat *ret);
 
+/* The same of a process (tid 0) or of one of its threads: /proc/PID/stat, /proc/PID/task/TID/stat. */
+int proc_stat_read_pid(int proc_fd, pid_t pid, pid_t tid, ProcStat *ret);
+/* Is pid still the process that started at start_time (and not a later one with its pid)? */
+bool proc_pid_is(int proc_fd, pid_t pid, uint64_t start_time);
+
+typedef struct ProcIds {
+        uid_t ruid, euid;
+        gid_t rgid;
+} ProcIds;
+/* Real and effective uid and real gid from /proc/PID/status; -ESRCH if it is gone. */
+int proc_ids_read(int proc_fd, pid_t pid, ProcIds *ret);
+
 int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret);
 void proc_task_done(ProcTask *t);
 void proc_task_to_info(const ProcTask *p, TaskInfo *ret);

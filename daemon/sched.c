@@ -663,10 +663,9 @@ static int apply_fresh(const SchedProbe *p, int proc_fd, pid_t pid, uint64_t sta
          * microsecond before the value lands is run time without it. */
         r = sched_thread_set_raw(p, pid, raw, &before);
         res->main_before = before;
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
         if (r == -ESRCH)
                 return -ESRCH;
-        if (read_stat_at(proc_fd, path, &st) < 0 || (start_time != 0 && st.start_time != start_time)) {
+        if (proc_stat_read_pid(proc_fd, pid, 0, &st) < 0 || (start_time != 0 && st.start_time != start_time)) {
                 /* Not the process the caller meant (or gone): put back what the pid had. */
                 if (r >= 0)
                         (void) sched_thread_set_raw(p, pid, sched_thread_raw(p, &before), NULL);

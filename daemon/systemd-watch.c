@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "match.h"
 #include "systemd-watch.h"
 #include "util.h"
 
@@ -97,22 +98,9 @@ static void watch_remove_at(SystemdWatch *w, size_t i, bool notify) {
 
 /* The interface that carries ControlGroup, from the unit type; NULL for types without a cgroup. */
 static const char *cgroup_interface(const char *name) {
-        static const struct {
-                const char *suffix, *iface;
-        } table[] = {
-                { ".service", "org.freedesktop.systemd1.Service" },
-                { ".slice", "org.freedesktop.systemd1.Slice" },
-                { ".scope", "org.freedesktop.systemd1.Scope" },
-                { ".socket", "org.freedesktop.systemd1.Socket" },
-                { ".mount", "org.freedesktop.systemd1.Mount" },
-                { ".swap", "org.freedesktop.systemd1.Swap" },
-        };
-        const char *dot = strrchr(name, '.');
+        const UnitType *t = unit_type_from_name(name, strlen(name));
 
-        for (size_t i = 0; dot && i < ELEMENTSOF(table); i++)
-                if (strcmp(dot, table[i].suffix) == 0)
-                        return table[i].iface;
-        return NULL;
+        return t ? t->interface : NULL;
 }
 
 static bool watch_synced(SystemdWatch *w) {

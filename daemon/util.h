@@ -127,5 +127,12 @@ int strv_split_quoted(const char *s, char ***ret, const char **ret_error);
 /* Reads a whole small file (up to max bytes) into a NUL-terminated buffer. */
 int read_full_file(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);
 
+/* The last component of a path: after the last slash, or all of it. */
+static inline const char *path_basename(const char *p) {
+        const char *s = strrchr(p, '/');
+
+        return s ? s + 1 : p;
+}
+
 /* Joins two path components with exactly one slash; root may be NULL or "/". */
 char *path_join(const char *root, const char *path);
