@@ -2,7 +2,10 @@
 /*
  * The event sources (see manager-sources.h). The exec sources run at
  * SCHED_FIFO with a budget per dispatch; everything else here (walks,
- * timers) leaves realtime first.
+ * timers) leaves realtime first. What an exec record says is decoded by
+ * task_info_from_event() (exec-event.c, pure); what it cannot say (a path
+ * behind a symlink, a command line too long for the record, names, a
+ * cgroup path) is read here while the process still runs.
  */
 
 #include <fcntl.h>
@@ -10,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cgroup.h"
+#include "exec-event.h"
 #include "exec-netlink.h"
 #include "log.h"
 #include "manager-decide.h"
@@ -126,151 +130,103 @@ static int cgroup_id_to_path(Manager *m, uint64_t id, char **ret) {
 
 /* ---- the BPF source --------------------------------------------------- */
 
-/* argv of a record, NUL-separated words, as a NULL-terminated vector pointing into buf; true if words were left over. */
-static bool split_args(char *buf, size_t len, char **argv, size_t max) {
-        size_t n = 0, i = 0;
-
-        while (i < len && n < max - 1) {
-                argv[n++] = buf + i;
-                i += strnlen(buf + i, len - i) + 1;
-        }
-        argv[n] = NULL;
-        return i < len;
-}
-
 static int manager_on_bpf_record(void *userdata, const void *data, size_t size) {
+        static ExecEventBuf buf;
+        static char exe_link[LATNICE_EXE_LEN + LATNICE_EXE_BASE_LEN + 2];
         Manager *m = userdata;
-        const struct latnice_event *ev = data;
-        static char exe_buf[LATNICE_EXE_LEN + LATNICE_EXE_BASE_LEN + 2], args[LATNICE_ARGS_LEN + 1];
         _cleanup_(freep) char *cgroup = NULL;
         _cleanup_(strv_freep) char **full_argv = NULL;
         char user[256], group[256];
-        const char *exe;
-        char *argv[65];
-        TaskInfo t;
-        uint64_t start;
+        ExecEvent ev;
+        TaskInfo *t = &ev.task;
 
-        if (size < sizeof(struct latnice_exit_event))
-                return 0;
-        if (ev->type == LATNICE_EVENT_EXIT) {
-                const struct latnice_exit_event *x = data;
-                AppliedProcess *e = applied_table_get(m->applied, (pid_t) x->pid);
+        switch (task_info_from_event(data, size, m->ns_per_tick, &buf, &ev)) {
+        case EXEC_EVENT_EXIT: {
+                AppliedProcess *e = applied_table_get(m->applied, ev.pid);
 
-                if (e && e->start_time == x->start_boottime / m->ns_per_tick) {
-                        log_debug("%s[%u] exited, forgetting it.", e->comm, x->pid);
-                        manager_forget_full(m, (pid_t) x->pid, false);
+                if (e && e->start_time == ev.start_time) {
+                        log_debug("%s[%d] exited, forgetting it.", e->comm, (int) ev.pid);
+                        manager_forget_full(m, ev.pid, false);
                 }
                 return 0;
         }
-        if (ev->type != LATNICE_EVENT_EXEC || size < sizeof(struct latnice_event) ||
-            ev->exe_len == 0 || (size_t) ev->exe_len + ev->args_len > size - sizeof(struct latnice_event))
+        case EXEC_EVENT_EXEC:
+                break;
+        default:
                 return 0;
+        }
         m->events_seen++;
-        exe = (const char *) (ev + 1);
-
-        start = ev->start_boottime / m->ns_per_tick;
-        t = (TaskInfo) {
-                .pid = (pid_t) ev->pid,
-                .ppid = (pid_t) ev->ppid,
-                .uid = ev->uid,
-                .gid = ev->gid,
-                .comm = ev->comm,
-                .parent_comm = ev->parent_comm[0] ? ev->parent_comm : NULL,
-                .exe_ino = ev->exe_ino,
-                .exe_dev = ev->exe_dev,
-        };
-        manager_task_set_exe_check(m, &t);
+        manager_task_set_exe_check(m, t);
 
         /*
-         * The executable's path: the execve() path names the binary that runs
-         * unless it went through a symlink or is relative; then ask /proc
-         * while the process still exists. Exe= paths are checked against the
-         * file itself (manager_exe_is), so a made-up path gains nothing.
+         * Where the execve() path may not name the binary, ask /proc while
+         * the process still exists; no rule looks at the path in most sets.
+         * Exe= paths are checked against the file itself (manager_exe_is),
+         * so a made-up path gains nothing.
          */
-        {
-                const char *base = strrchr(exe, '/');
+        if (m->needs_exe && !ev.exe_exact) {
+                char link[32];
+                ssize_t n;
 
-                if (!m->needs_exe || (exe[0] == '/' && base && strcmp(base + 1, ev->exe_base) == 0 &&
-                                      !(ev->flags & LATNICE_EVENT_F_EXE_TRUNC)))
-                        /* No rule looks at the path (most sets): the execve() path will do. */
-                        t.exe = exe;
-                else {
-                        char link[32];
-                        ssize_t n;
-
-                        snprintf(link, sizeof(link), "%u/exe", ev->pid);
-                        n = readlinkat(m->proc_fd, link, exe_buf, sizeof(exe_buf) - 1);
-                        if (n > 0) {
-                                exe_buf[n] = 0;
-                                t.exe = exe_buf;
-                        } else if (exe[0] == '/' && base) {
-                                snprintf(exe_buf, sizeof(exe_buf), "%.*s/%s", (int) (base - exe), exe,
-                                         ev->exe_base);
-                                t.exe = exe_buf;
-                        } else
-                                t.exe = ev->exe_base;
-                }
+                snprintf(link, sizeof(link), "%d/exe", (int) ev.pid);
+                n = readlinkat(m->proc_fd, link, exe_link, sizeof(exe_link) - 1);
+                if (n > 0) {
+                        exe_link[n] = 0;
+                        t->exe = exe_link;
+                } else
+                        t->exe = ev.exe_guess;
         }
 
-        if (ev->flags & LATNICE_EVENT_F_ARGS) {
-                size_t len = ev->args_len < LATNICE_ARGS_LEN ? ev->args_len : LATNICE_ARGS_LEN;
+        if (ev.has_args && t->argv_truncated) {
+                /* More than the record holds: Cmdline= must see every word, so read /proc while we can. */
+                ProcTask p = {};
 
-                memcpy(args, exe + ev->exe_len, len);
-                args[len] = 0;
-                t.argv_truncated = split_args(args, len, argv, ELEMENTSOF(argv)) ||
-                                   (ev->flags & LATNICE_EVENT_F_ARGS_TRUNC);
-                t.argv = argv;
-                if (t.argv_truncated) {
-                        /* More than the record holds: Cmdline= must see every word, so read /proc while we can. */
-                        ProcTask p = {};
-
-                        if (proc_task_read(m->proc_fd, t.pid, PROC_CMDLINE, &p) >= 0 && p.stat.start_time == start) {
-                                full_argv = TAKE_PTR(p.argv);
-                                t.argv = full_argv;
-                                t.argv_truncated = false;
-                        }
-                        proc_task_done(&p);
+                if (proc_task_read(m->proc_fd, t->pid, PROC_CMDLINE, &p) >= 0 && p.stat.start_time == ev.start_time) {
+                        full_argv = TAKE_PTR(p.argv);
+                        t->argv = full_argv;
+                        t->argv_truncated = false;
                 }
-                if (t.argv_truncated) {
+                proc_task_done(&p);
+                if (t->argv_truncated) {
                         /* Gone before we could read it: say so (CmdlineTruncated, latnicectl status). */
                         m->cmdline_truncated++;
-                        log_debug("PID %u: exited before its whole command line could be read; Cmdline= rules saw "
-                                  "its first %zu bytes.", ev->pid, len);
+                        log_debug("PID %d: exited before its whole command line could be read; Cmdline= rules saw "
+                                  "its first %zu bytes.", (int) ev.pid, ev.args_len);
                 }
         }
-        if (!(ev->flags & LATNICE_EVENT_F_ARGS) && m->filter.want_args) {
+        if (!ev.has_args && m->filter.want_args) {
                 /* The program could not read argv (not paged in): /proc can. */
                 ProcTask p = {};
 
-                if (proc_task_read(m->proc_fd, t.pid, PROC_CMDLINE, &p) >= 0 && p.stat.start_time == start) {
+                if (proc_task_read(m->proc_fd, t->pid, PROC_CMDLINE, &p) >= 0 && p.stat.start_time == ev.start_time) {
                         full_argv = TAKE_PTR(p.argv);
-                        t.argv = full_argv;
+                        t->argv = full_argv;
                 } else
                         m->cmdline_truncated++;
                 proc_task_done(&p);
         }
         if (m->needs_names) {
-                t.user = cached_name(m, ev->uid, false, user, sizeof(user));
-                t.group = cached_name(m, ev->gid, true, group, sizeof(group));
+                t->user = cached_name(m, t->uid, false, user, sizeof(user));
+                t->group = cached_name(m, t->gid, true, group, sizeof(group));
         }
         if (m->needs_cgroup) {
-                if (cgroup_id_to_path(m, ev->cgroup_id, &cgroup) < 0) {
-                        _cleanup_(freep) char *buf = NULL;
+                if (cgroup_id_to_path(m, ev.cgroup_id, &cgroup) < 0) {
+                        _cleanup_(freep) char *contents = NULL;
                         char path[64];
 
-                        snprintf(path, sizeof(path), "%u/cgroup", ev->pid);
-                        if (read_full_file(m->proc_fd, path, 65536, &buf, NULL) >= 0)
-                                (void) proc_cgroup_parse(buf, &cgroup);
+                        snprintf(path, sizeof(path), "%d/cgroup", (int) ev.pid);
+                        if (read_full_file(m->proc_fd, path, 65536, &contents, NULL) >= 0)
+                                (void) proc_cgroup_parse(contents, &cgroup);
                 }
-                t.cgroup = cgroup;
+                t->cgroup = cgroup;
         }
-        if (manager_decide(m, &t, start, ev->parent_start_boottime / m->ns_per_tick, true) > 0 && m->latency_ring) {
+        if (manager_decide(m, t, ev.start_time, ev.parent_start_time, true) > 0 && m->latency_ring) {
                 struct timespec ts;
                 uint64_t now, d;
 
                 clock_gettime(CLOCK_MONOTONIC, &ts);
                 now = (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-                d = now > ev->ktime ? now - ev->ktime : 0;
+                d = now > ev.ktime ? now - ev.ktime : 0;
                 m->latency_ring[m->latency_n++ % LATENCY_RING] = d > UINT32_MAX ? UINT32_MAX : (uint32_t) d;
         }
         return 0;

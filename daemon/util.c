@@ -7,6 +7,21 @@
 
 #include "util.h"
 
+int array_grow(void **array, size_t *alloc, size_t n, size_t size) {
+        size_t na;
+        void *p;
+
+        if (n < *alloc)
+                return 0;
+        na = *alloc ? *alloc * 2 : 16;
+        p = reallocarray(*array, na, size);
+        if (!p)
+                return -ENOMEM;
+        *array = p;
+        *alloc = na;
+        return 0;
+}
+
 char **strv_free(char **l) {
         if (!l)
                 return NULL;

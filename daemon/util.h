@@ -64,6 +64,9 @@ static inline bool isempty(const char *s) {
         return !s || !*s;
 }
 
+/* Makes room for element n of *array (doubling *alloc, from 16); 0 or -ENOMEM. */
+int array_grow(void **array, size_t *alloc, size_t n, size_t size);
+
 /* NULL-terminated string vectors. */
 char **strv_free(char **l);
 static inline void strv_freep(char ***l) {
