@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Reading what rules match on from /proc. The proc root comes in as a
- * parameter so tests can hand in a fake tree. Pure: no logging, no globals.
+ * Reading what rules match on from /proc. A -util module: the proc root
+ * comes in as an fd so tests can hand in a fake tree; no logging, no
+ * globals.
  */
 #pragma once
 

@@ -2,7 +2,8 @@
 /*
  * Profiles are named rule files: /etc/latnice/profiles/NAME.conf (the
  * administrator's) before LATNICE_PROFILE_DIR/NAME.conf (shipped). An extra
- * directory (from --profile-dir) is searched first. Pure: no logging.
+ * directory (from --profile-dir) is searched first. A -util module: it
+ * looks at files, never logs.
  */
 #pragma once
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Helpers for strings, numbers and small files. Pure: no logging, no globals. */
+/* Helpers for strings, numbers and small files (see util.h): no logging, no globals. */
 
 #include <fcntl.h>
 #include <limits.h>

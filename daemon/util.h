@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Small helpers shared by every module: cleanup attributes, ownership
- * transfer, string vectors and number parsing. Nothing here logs or keeps
- * state.
+ * transfer, string vectors, number parsing, UTF-8, paths. Nothing here logs
+ * or keeps state; read_full_file() is the one that does I/O.
  */
 #pragma once
 
