@@ -58,10 +58,6 @@ static void help(void) {
 static int parse_argv(int argc, char **argv) {
         enum {
                 ARG_VERSION = 0x100,
-                ARG_ROOT,
-                ARG_PROFILE,
-                ARG_NO_PROFILE,
-                ARG_PROFILE_DIR,
                 ARG_DRY_RUN,
                 ARG_KEEP_ON_EXIT,
                 ARG_STATE_DIR,
@@ -76,10 +72,7 @@ static int parse_argv(int argc, char **argv) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
-                { "root", required_argument, NULL, ARG_ROOT },
-                { "profile", required_argument, NULL, ARG_PROFILE },
-                { "no-profile", no_argument, NULL, ARG_NO_PROFILE },
-                { "profile-dir", required_argument, NULL, ARG_PROFILE_DIR },
+                RULE_TREE_OPTIONS,
                 { "dry-run", no_argument, NULL, ARG_DRY_RUN },
                 { "keep-on-exit", no_argument, NULL, ARG_KEEP_ON_EXIT },
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
@@ -92,10 +85,16 @@ static int parse_argv(int argc, char **argv) {
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 {}
         };
+        RuleTreeOptions tree = {};
         uint64_t v;
-        int c, l;
+        int c, l, r;
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                r = rule_tree_option(c, optarg, &tree);
+                if (r < 0)
+                        return log_error_errno(r, "Invalid profile name '%s'.", optarg);
+                if (r > 0)
+                        continue;
                 switch (c) {
                 case 'h':
                         help();
@@ -103,20 +102,6 @@ static int parse_argv(int argc, char **argv) {
                 case ARG_VERSION:
                         printf("latniced %s\n", LATNICE_VERSION);
                         return 0;
-                case ARG_ROOT:
-                        arg_options.root = optarg;
-                        break;
-                case ARG_PROFILE:
-                        if (!profile_name_valid(optarg))
-                                return log_error_errno(-EINVAL, "Invalid profile name '%s'.", optarg);
-                        arg_options.profile = optarg;
-                        break;
-                case ARG_NO_PROFILE:
-                        arg_options.no_profile = true;
-                        break;
-                case ARG_PROFILE_DIR:
-                        arg_options.profile_dir = optarg;
-                        break;
                 case ARG_DRY_RUN:
                         arg_options.dry_run = true;
                         break;
@@ -167,6 +152,11 @@ static int parse_argv(int argc, char **argv) {
         }
         if (optind < argc)
                 return log_error_errno(-EINVAL, "latniced takes no arguments.");
+        /* ManagerOptions copies what it keeps. */
+        arg_options.root = tree.root;
+        arg_options.profile = tree.profile;
+        arg_options.profile_dir = tree.profile_dir;
+        arg_options.no_profile = tree.no_profile;
         return 1;
 }
 

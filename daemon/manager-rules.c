@@ -45,38 +45,19 @@ static void log_rule_errors(const RuleSet *s, int level) {
 }
 
 static int manager_resolve_profile(Manager *m, char **ret_name, char **ret_path) {
-        _cleanup_(freep) char *conf = NULL, *name = NULL, *path = NULL;
-        DaemonConfig dc = {};
+        const RuleTreeOptions o = {
+                .root = m->options.root,
+                .profile = m->options.profile,
+                .profile_dir = m->options.profile_dir,
+                .no_profile = m->options.no_profile,
+        };
+        _cleanup_(freep) char *warning = NULL;
         int r;
 
-        *ret_name = *ret_path = NULL;
-        if (m->options.no_profile)
-                return 0;
-        if (m->options.profile)
-                name = strdup(m->options.profile);
-        else {
-                conf = path_join(m->options.root, LATNICE_DAEMON_CONF);
-                if (!conf)
-                        return -ENOMEM;
-                r = daemon_config_load(conf, &dc);
-                if (r < 0)
-                        return r;
-                if (dc.error)
-                        log_warning("%s, ignoring.", dc.error);
-                name = strdup(dc.profile ? dc.profile : LATNICE_DEFAULT_PROFILE);
-                daemon_config_done(&dc);
-        }
-        if (!name)
-                return -ENOMEM;
-        r = profile_find(m->options.root, m->options.profile_dir, name, &path);
-        if (r == -ENOENT || r == -EINVAL) {
-                if (asprintf(&path, "%s/%s.conf", m->options.profile_dir ?: LATNICE_PROFILE_DIR, name) < 0)
-                        return -ENOMEM;
-        } else if (r < 0)
-                return r;
-        *ret_name = TAKE_PTR(name);
-        *ret_path = TAKE_PTR(path);
-        return 0;
+        r = profile_resolve(&o, ret_name, ret_path, &warning);
+        if (warning)
+                log_warning("%s, ignoring.", warning);
+        return r;
 }
 
 /* Names to ids for the prefilter; *ret_unresolved: the first name NSS does not know (yet). */

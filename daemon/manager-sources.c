@@ -484,6 +484,19 @@ static int manager_on_scan_timer(sd_event_source *s, uint64_t usec, void *userda
 
 /* ---- choosing the event source ---------------------------------------- */
 
+/* Exec events go before anything else (they are what is time critical), at SCHED_FIFO (manager.c). */
+static int manager_add_exec_source(Manager *m, sd_event_source **ret, int fd, sd_event_io_handler_t handler,
+                                   const char *description) {
+        int r;
+
+        r = sd_event_add_io(m->event, ret, fd, EPOLLIN, handler, m);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(*ret, description);
+        (void) sd_event_source_set_priority(*ret, SD_EVENT_PRIORITY_IMPORTANT);
+        return sd_event_source_set_prepare(*ret, manager_on_exec_source_prepare);
+}
+
 static int manager_setup_bpf(Manager *m, char **ret_reason) {
         ExecBpfOptions o = {
                 .ringbuf_size = m->options.ringbuf_size,
@@ -511,27 +524,16 @@ static int manager_setup_bpf(Manager *m, char **ret_reason) {
                 while ((e = applied_table_next(m->applied, &i)))
                         (void) exec_bpf_track(m->bpf, e->pid, true);
         }
-        r = sd_event_add_io(m->event, &m->bpf_event_source, exec_bpf_epoll_fd(m->bpf), EPOLLIN, manager_on_bpf, m);
-        if (r < 0)
-                return r;
-        (void) sd_event_source_set_description(m->bpf_event_source, "bpf-ringbuf");
-        /* Events before anything else: they are what is time critical. */
-        (void) sd_event_source_set_priority(m->bpf_event_source, SD_EVENT_PRIORITY_IMPORTANT);
-        return sd_event_source_set_prepare(m->bpf_event_source, manager_on_exec_source_prepare);
+        return manager_add_exec_source(m, &m->bpf_event_source, exec_bpf_epoll_fd(m->bpf), manager_on_bpf,
+                                       "bpf-ringbuf");
 }
 
 static int manager_setup_netlink(Manager *m) {
-        int r;
-
         m->netlink_fd = exec_netlink_open(4 * 1024 * 1024);
         if (m->netlink_fd < 0)
                 return m->netlink_fd;
-        r = sd_event_add_io(m->event, &m->netlink_event_source, m->netlink_fd, EPOLLIN, manager_on_netlink, m);
-        if (r < 0)
-                return r;
-        (void) sd_event_source_set_description(m->netlink_event_source, "proc-connector");
-        (void) sd_event_source_set_priority(m->netlink_event_source, SD_EVENT_PRIORITY_IMPORTANT);
-        return sd_event_source_set_prepare(m->netlink_event_source, manager_on_exec_source_prepare);
+        return manager_add_exec_source(m, &m->netlink_event_source, m->netlink_fd, manager_on_netlink,
+                                       "proc-connector");
 }
 
 static int manager_setup_scan(Manager *m) {
