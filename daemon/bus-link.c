@@ -26,11 +26,15 @@ static void bus_link_schedule_retry(Manager *m) {
                 log_warning_errno(r, "Failed to schedule a bus reconnection: %m");
 }
 
-static void bus_link_drop(Manager *m) {
+void bus_link_layers_down(Manager *m) {
         if (m->hooks.units_disconnected)
                 m->hooks.units_disconnected(m);
         if (m->hooks.bus_api_disconnected)
                 m->hooks.bus_api_disconnected(m);
+}
+
+static void bus_link_drop(Manager *m) {
+        bus_link_layers_down(m);
         /* Freeing the source that is being dispatched is fine: sd-event keeps it until the callback returns. */
         m->bus_io_source = sd_event_source_disable_unref(m->bus_io_source);
         m->bus_time_source = sd_event_source_disable_unref(m->bus_time_source);

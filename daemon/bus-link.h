@@ -10,5 +10,7 @@
 
 /* Connects now, or schedules a retry; process rules work either way. */
 int bus_link_connect(Manager *m);
+/* Tells the layers on the connection it is going (the ManagerHooks *_disconnected). */
+void bus_link_layers_down(Manager *m);
 /* Closes the connection and its sources (at exit). */
 void bus_link_done(Manager *m);

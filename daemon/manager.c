@@ -32,15 +32,9 @@ static void options_done(ManagerOptions *o) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
-        if (m->hooks.units_disconnected)
-                m->hooks.units_disconnected(m);
-        if (m->hooks.bus_api_disconnected)
-                m->hooks.bus_api_disconnected(m);
+        bus_link_layers_down(m);
         if (m->hooks.units_free)
                 m->hooks.units_free(m);
-        /* Only the sources here; the connection itself is closed last, after the state file. */
-        m->bus_io_source = sd_event_source_disable_unref(m->bus_io_source);
-        m->bus_time_source = sd_event_source_disable_unref(m->bus_time_source);
         manager_rules_done(m);
         sd_event_source_unref(m->prune_defer);
         manager_sources_done(m);
@@ -50,6 +44,7 @@ Manager *manager_free(Manager *m) {
         applied_table_free(m->applied);
         /* Not closed by manager_run(): a failed start; what is in it stays for the next run. */
         state_file_close(m->state, true);
+        /* Last: what the unit layer sent while freeing (CPUAccounting= given back) is flushed here. */
         bus_link_done(m);
         sd_event_unref(m->event);
         options_done(&m->options);
