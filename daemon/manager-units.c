@@ -435,7 +435,8 @@ static void units_restore_stale_knobs(Manager *m) {
                         knob_restore(m, k, "no unit rule names it any more");
                         knob_forget(m, k);
                 }
-        }        units_return_accounting(m, false);
+        }
+        units_return_accounting(m, false);
 }
 
 /*
