@@ -72,9 +72,11 @@ static pid_t spawn_target(int n) {
 }
 
 static uint64_t start_time_of(int proc_fd, pid_t pid) {
+        char path[32];
         ProcStat st;
 
-        return proc_stat_read_pid(proc_fd, pid, 0, &st) < 0 ? 0 : st.start_time;
+        snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        return proc_stat_read(proc_fd, path, &st) < 0 ? 0 : st.start_time;
 }
 
 static double now_us(void) {
