@@ -2,7 +2,8 @@
 /*
  * What latniced set, per process: so a value somebody else set afterwards
  * is recognised (and left alone unless the rule says Override=yes), and so
- * restoring only touches values that are still ours. Pure logic.
+ * restoring only touches values that are still ours. A -util module: the
+ * table is plain memory, the checks read the thread (sched.c); no logging.
  */
 #pragma once
 

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The authorization decisions of org.latnice1 (see authz.h). Pure. */
 
+#include <limits.h>
+
 #include "authz.h"
+#include "latnice/uapi.h"
 
 bool authz_owns(uid_t caller, uid_t ruid, uid_t euid) {
         return caller == 0 || caller == ruid || caller == euid;
@@ -16,4 +19,24 @@ AuthzSet authz_set_latency_nice(uid_t caller, uid_t ruid, uid_t euid, const int 
                 if (!authz_raise_only_ok(current[i], value))
                         return AUTHZ_SET_LOWER;
         return AUTHZ_SET_FREE;
+}
+
+AuthzSetArgs authz_set_check_args(int32_t value, bool by_pidfd, uint32_t upid, bool have_backend) {
+        if (value < LATNICE_MIN || value > LATNICE_MAX)
+                return AUTHZ_SET_ARGS_INVALID_VALUE;
+        if (!by_pidfd && upid > INT_MAX)
+                return AUTHZ_SET_ARGS_INVALID_PID;
+        if (!have_backend)
+                return AUTHZ_SET_ARGS_NOT_SUPPORTED;
+        return AUTHZ_SET_ARGS_OK;
+}
+
+AuthzSetOutcome authz_set_outcome(unsigned n_applied, unsigned n_refused, int first_error) {
+        if (n_applied > 0)
+                return AUTHZ_SET_APPLIED;
+        if (n_refused > 0)
+                return AUTHZ_SET_DENIED;
+        if (first_error < 0)
+                return AUTHZ_SET_FAILED;
+        return AUTHZ_SET_ALL_REALTIME;
 }

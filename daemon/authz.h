@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* May the caller see this process's details (command line, cgroup, threads)? Root, or its real or effective uid. */
@@ -30,3 +31,30 @@ AuthzSet authz_set_latency_nice(uid_t caller, uid_t ruid, uid_t euid, const int 
 static inline bool authz_raise_only_ok(int current, int value) {
         return value >= current;
 }
+
+/*
+ * SetLatencyNice's checks of its arguments, before it looks at the
+ * process: bad input gets its named error first, then a kernel that cannot
+ * apply anything. upid is ignored for a call by pidfd.
+ */
+typedef enum AuthzSetArgs {
+        AUTHZ_SET_ARGS_OK,
+        AUTHZ_SET_ARGS_INVALID_VALUE, /* outside LATNICE_MIN..LATNICE_MAX */
+        AUTHZ_SET_ARGS_INVALID_PID,   /* above INT_MAX */
+        AUTHZ_SET_ARGS_NOT_SUPPORTED, /* no backend */
+} AuthzSetArgs;
+AuthzSetArgs authz_set_check_args(int32_t value, bool by_pidfd, uint32_t upid, bool have_backend);
+
+/* May the call lower threads without asking polkit? Root only; once polkit said yes, always. */
+static inline bool authz_may_lower_unasked(uid_t caller) {
+        return caller == 0;
+}
+
+/* How a SetLatencyNice ends, from what its walk over the threads did. */
+typedef enum AuthzSetOutcome {
+        AUTHZ_SET_APPLIED,      /* at least one thread has the value now */
+        AUTHZ_SET_DENIED,       /* none written: lowering them needs authorization */
+        AUTHZ_SET_FAILED,       /* none written: an error */
+        AUTHZ_SET_ALL_REALTIME, /* none written: all realtime or idle, left alone */
+} AuthzSetOutcome;
+AuthzSetOutcome authz_set_outcome(unsigned n_applied, unsigned n_refused, int first_error);

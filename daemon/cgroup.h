@@ -4,8 +4,9 @@
  * v1/v2 hybrid where the cpu controller sits on v1), which directory a
  * cgroup path like "/game.slice" is, the per-cgroup latency-nice knob where
  * the kernel has one, and the pids of a subtree for the per-task fallback
- * where it has not. Pure logic: the mountinfo path comes in as a parameter;
- * latniced never creates or moves cgroups (systemd owns the tree).
+ * where it has not. A -util module: file I/O below the mountinfo path handed
+ * in, no logging, no globals. latniced never creates or moves cgroups
+ * (systemd owns the tree).
  */
 #pragma once
 

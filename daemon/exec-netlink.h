@@ -2,7 +2,7 @@
 /*
  * The netlink proc connector, latniced's first fallback when BPF cannot be
  * loaded: PROC_EVENT_EXEC and PROC_EVENT_EXIT with pids only, so the daemon
- * reads the rest from /proc at once. Pure socket handling, no logging.
+ * reads the rest from /proc at once. Socket I/O only, no logging.
  */
 #pragma once
 

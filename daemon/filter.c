@@ -16,12 +16,6 @@ void filter_spec_done(FilterSpec *f) {
         *f = (FilterSpec) {};
 }
 
-static const char *base_of(const char *p) {
-        const char *s = strrchr(p, '/');
-
-        return s ? s + 1 : p;
-}
-
 /*
  * What the kernel can check of one name value, seen in a buffer of max
  * bytes (max-1 characters and a NUL): the whole name, or a prefix of it.
@@ -152,8 +146,8 @@ static int add_exe_targets(FilterName **list, size_t *n, size_t *alloc, char * c
                 if ((*v)[0] != '/' || string_is_glob(*v))
                         continue;
                 target = realpath(*v, NULL);
-                if (!target || strcmp(base_of(target), base_of(*v)) == 0 ||
-                    !name_expressible(base_of(target), max, &(FilterName) {}))
+                if (!target || strcmp(path_basename(target), path_basename(*v)) == 0 ||
+                    !name_expressible(path_basename(target), max, &(FilterName) {}))
                         continue;
                 one[0] = target;
                 one[1] = NULL;

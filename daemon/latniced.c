@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* latniced: command line and run(). Everything else lives in manager.c. */
+/* latniced: command line, and run(): wires the bus and unit layers to the manager and runs it. */
 
 #include <bpf/libbpf.h>
 #include <getopt.h>
@@ -8,12 +8,28 @@
 #include <sys/resource.h>
 
 #include "log.h"
+#include "manager-bus.h"
+#include "manager-units.h"
 #include "manager.h"
 #include "profile.h"
 #include "util.h"
 
 static ManagerOptions arg_options = {
         .source = SOURCE_AUTO,
+};
+
+/* The layers above the manager, which it reaches only through these. */
+static const ManagerHooks hooks = {
+        .bus_api_connected = manager_bus_on_connected,
+        .bus_api_disconnected = manager_bus_on_disconnected,
+        .units_connected = manager_units_on_connected,
+        .units_disconnected = manager_units_on_disconnected,
+        .applied = manager_bus_emit_applied,
+        .reloaded = manager_bus_emit_reloaded,
+        .units_decide = manager_units_decide,
+        .units_filter_ids = manager_units_filter_ids,
+        .units_rules_changed = manager_units_rules_changed,
+        .units_free = manager_units_free,
 };
 
 static void help(void) {
@@ -42,10 +58,6 @@ static void help(void) {
 static int parse_argv(int argc, char **argv) {
         enum {
                 ARG_VERSION = 0x100,
-                ARG_ROOT,
-                ARG_PROFILE,
-                ARG_NO_PROFILE,
-                ARG_PROFILE_DIR,
                 ARG_DRY_RUN,
                 ARG_KEEP_ON_EXIT,
                 ARG_STATE_DIR,
@@ -60,10 +72,7 @@ static int parse_argv(int argc, char **argv) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
-                { "root", required_argument, NULL, ARG_ROOT },
-                { "profile", required_argument, NULL, ARG_PROFILE },
-                { "no-profile", no_argument, NULL, ARG_NO_PROFILE },
-                { "profile-dir", required_argument, NULL, ARG_PROFILE_DIR },
+                RULE_TREE_OPTIONS,
                 { "dry-run", no_argument, NULL, ARG_DRY_RUN },
                 { "keep-on-exit", no_argument, NULL, ARG_KEEP_ON_EXIT },
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
@@ -76,10 +85,16 @@ static int parse_argv(int argc, char **argv) {
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 {}
         };
+        RuleTreeOptions tree = {};
         uint64_t v;
-        int c, l;
+        int c, l, r;
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                r = rule_tree_option(c, optarg, &tree);
+                if (r < 0)
+                        return log_error_errno(r, "Invalid profile name '%s'.", optarg);
+                if (r > 0)
+                        continue;
                 switch (c) {
                 case 'h':
                         help();
@@ -87,20 +102,6 @@ static int parse_argv(int argc, char **argv) {
                 case ARG_VERSION:
                         printf("latniced %s\n", LATNICE_VERSION);
                         return 0;
-                case ARG_ROOT:
-                        arg_options.root = optarg;
-                        break;
-                case ARG_PROFILE:
-                        if (!profile_name_valid(optarg))
-                                return log_error_errno(-EINVAL, "Invalid profile name '%s'.", optarg);
-                        arg_options.profile = optarg;
-                        break;
-                case ARG_NO_PROFILE:
-                        arg_options.no_profile = true;
-                        break;
-                case ARG_PROFILE_DIR:
-                        arg_options.profile_dir = optarg;
-                        break;
                 case ARG_DRY_RUN:
                         arg_options.dry_run = true;
                         break;
@@ -151,6 +152,11 @@ static int parse_argv(int argc, char **argv) {
         }
         if (optind < argc)
                 return log_error_errno(-EINVAL, "latniced takes no arguments.");
+        /* ManagerOptions copies what it keeps. */
+        arg_options.root = tree.root;
+        arg_options.profile = tree.profile;
+        arg_options.profile_dir = tree.profile_dir;
+        arg_options.no_profile = tree.no_profile;
         return 1;
 }
 
@@ -196,7 +202,7 @@ static int run(int argc, char **argv) {
         if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
                 return log_error_errno(-errno, "Failed to block signals: %m");
 
-        r = manager_new(&arg_options, &m);
+        r = manager_new(&arg_options, &hooks, &m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up: %m");
         r = manager_start(m);

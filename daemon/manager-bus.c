@@ -9,9 +9,11 @@
  *    to root and to the process's own user only (NotYourProcess otherwise),
  *    and lists only the caller's own processes;
  *  - pins the process it acts on with a pidfd (handed in, or opened at
- *    once) and checks that it is still that process after reading it;
+ *    once) and checks that it is still that process after reading it
+ *    (bus-target.c);
  *  - needs root or polkit for Reload, SetProfile, lowering any thread's
- *    value and touching other users' processes (authz.c decides);
+ *    value and touching other users' processes (authz.c decides, bus-auth.c
+ *    asks polkit);
  *  - sends valid UTF-8 only: names processes chose are escaped.
  * The Applied signal is for root only (the D-Bus policy keeps it from
  * other users), and rate-limited.
@@ -20,15 +22,16 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
-#include <sys/pidfd.h>
 #include <time.h>
 
 #include "authz.h"
 #include "bus-auth.h"
+#include "bus-target.h"
 #include "latnice/dbus.h"
 #include "log.h"
 #include "manager-bus.h"
+#include "manager-decide.h"
+#include "manager-rules.h"
 #include "match.h"
 #include "proc.h"
 #include "profile.h"
@@ -97,160 +100,6 @@ static int append_str(sd_bus_message *m, const char *s) {
         const char *v = utf8_safe(s ?: "", &buf);
 
         return v ? sd_bus_message_append(m, "s", v) : -ENOMEM;
-}
-
-/* ---- the process a call is about ----------------------------------------- */
-
-typedef struct Target {
-        pid_t pid;
-        int pidfd;
-        ProcStat st;
-        uid_t ruid, euid;
-} Target;
-
-static void target_done(Target *t) {
-        if (t->pidfd >= 0)
-                close(t->pidfd);
-        t->pidfd = -1;
-}
-
-static int no_such_process(sd_bus_error *error, pid_t pid, int r) {
-        if (r == -ESRCH || r == -ENOENT)
-                return sd_bus_error_setf(error, LATNICE_ERROR_NO_SUCH_PROCESS, "No process with PID %d.", (int) pid);
-        return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot read process %d: %s", (int) pid,
-                                 strerror(-r));
-}
-
-/* Real and effective uid of a process, from /proc/PID/status. */
-static int read_proc_uids(int proc_fd, pid_t pid, uid_t *ret_ruid, uid_t *ret_euid) {
-        _cleanup_(freep) char *buf = NULL;
-        unsigned ru, eu;
-        char path[64];
-        char *p;
-        int r;
-
-        snprintf(path, sizeof(path), "%d/status", (int) pid);
-        r = read_full_file(proc_fd, path, 64 * 1024, &buf, NULL);
-        if (r < 0)
-                return r == -ENOENT ? -ESRCH : r;
-        p = strstr(buf, "\nUid:");
-        if (!p || sscanf(p + 5, "%u %u", &ru, &eu) != 2)
-                return -EINVAL;
-        *ret_ruid = ru;
-        *ret_euid = eu;
-        return 0;
-}
-
-static bool pidfd_exited(int pidfd) {
-        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-
-        /* A pidfd polls readable once its process has exited. */
-        return poll(&pfd, 1, 0) != 0;
-}
-
-/* Is the pinned process still the one that was read? Then everything read about it is about it. */
-static bool target_still_there(Manager *m, const Target *t) {
-        char path[64];
-        ProcStat st;
-
-        if (pidfd_exited(t->pidfd))
-                return false;
-        snprintf(path, sizeof(path), "%d/stat", (int) t->pid);
-        return proc_stat_read(m->proc_fd, path, &st) >= 0 && st.start_time == t->st.start_time;
-}
-
-/* Pins pid (opens a pidfd first), then reads what the checks need. */
-static int target_open(Manager *m, pid_t pid, int pidfd, Target *t, sd_bus_error *error) {
-        char path[64];
-        int r;
-
-        *t = (Target) { .pid = pid, .pidfd = pidfd };
-        if (t->pidfd < 0) {
-                t->pidfd = pidfd_open(pid, 0);
-                if (t->pidfd < 0)
-                        return no_such_process(error, pid, -errno);
-        }
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
-        r = proc_stat_read(m->proc_fd, path, &t->st);
-        if (r >= 0)
-                r = read_proc_uids(m->proc_fd, pid, &t->ruid, &t->euid);
-        if (r >= 0 && (pidfd_exited(t->pidfd) || t->st.state == 'Z'))
-                r = -ESRCH;
-        if (r < 0) {
-                target_done(t);
-                return no_such_process(error, pid, r);
-        }
-        return 0;
-}
-
-static int target_from_pid(Manager *m, const BusCaller *c, uint32_t upid, Target *t, sd_bus_error *error) {
-        pid_t pid;
-
-        if (upid == 0) {
-                /* 0: the calling process, as elsewhere on the system bus */
-                if (c->pid <= 0)
-                        return sd_bus_error_set(error, LATNICE_ERROR_INVALID_PID,
-                                                "PID 0 means the caller, and the caller's pid is unknown.");
-                pid = c->pid;
-        } else if (upid > INT_MAX)
-                return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_PID, "Invalid PID %" PRIu32 ".", upid);
-        else
-                pid = (pid_t) upid;
-        return target_open(m, pid, -1, t, error);
-}
-
-/* The process behind a pidfd handed in: its pid in our namespace, from fdinfo. */
-static int target_from_pidfd(Manager *m, int fd, Target *t, sd_bus_error *error) {
-        _cleanup_(freep) char *info = NULL;
-        _cleanup_(closep) int own = -1;
-        char path[64], link[64];
-        const char *p;
-        ssize_t n;
-        int pid, r;
-
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-        n = readlink(path, link, sizeof(link) - 1);
-        if (n < 0 || (link[n] = 0, strcmp(link, "anon_inode:[pidfd]") != 0))
-                return sd_bus_error_set(error, LATNICE_ERROR_INVALID_PID, "The file descriptor is not a pidfd.");
-        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-        r = read_full_file(AT_FDCWD, path, 16 * 1024, &info, NULL);
-        if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot read the pidfd: %s", strerror(-r));
-        p = strstr(info, "\nPid:");
-        if (!p || sscanf(p + 5, "%d", &pid) != 1)
-                return sd_bus_error_set(error, LATNICE_ERROR_INVALID_PID, "The pidfd names no process.");
-        if (pid == -1)
-                return sd_bus_error_set(error, LATNICE_ERROR_NO_SUCH_PROCESS, "The pidfd's process has exited.");
-        if (pid == 0)
-                return sd_bus_error_set(error, LATNICE_ERROR_INVALID_PID,
-                                        "The pidfd's process is not visible in latniced's pid namespace.");
-        /* Ours to keep and close: the message owns the one it carries. */
-        own = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (own < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot keep the pidfd: %m");
-        return target_open(m, (pid_t) pid, TAKE_FD(own), t, error);
-}
-
-/* Reads the target argument ('u' pid or 'h' pidfd) of a call; by_pidfd says which. */
-static int target_read(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd, Target *t,
-                       sd_bus_error *error) {
-        uint32_t upid;
-        int fd, r;
-
-        if (by_pidfd) {
-                r = sd_bus_message_read(call, "h", &fd);
-                return r < 0 ? r : target_from_pidfd(m, fd, t, error);
-        }
-        r = sd_bus_message_read(call, "u", &upid);
-        return r < 0 ? r : target_from_pid(m, c, upid, t, error);
-}
-
-static int target_check_owner(const BusCaller *c, const Target *t, sd_bus_error *error) {
-        if (authz_owns(c->uid, t->ruid, t->euid))
-                return 0;
-        return sd_bus_error_setf(error, LATNICE_ERROR_NOT_YOUR_PROCESS,
-                                 "Process %d belongs to another user: only root and its owner may see it.",
-                                 (int) t->pid);
 }
 
 /* ---- replies ------------------------------------------------------------- */
@@ -415,11 +264,10 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
         const char *set_by = LATNICE_SET_BY_NONE, *rule = "", *ref = "";
         ThreadSched main_thread = {};
         AppliedProcess *e;
-        char path[64];
         Esc es = {};
         int r, n;
 
-        r = target_read(m, call, c, by_pidfd, &t, error);
+        r = target_read(m->proc_fd, call, c, by_pidfd, &t, error);
         if (r < 0)
                 return r;
         r = target_check_owner(c, &t, error);
@@ -456,8 +304,7 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
 
                 if (sched_thread_get(&m->probe, tids[i], &ts) < 0)
                         continue; /* exited meanwhile */
-                snprintf(path, sizeof(path), "%d/task/%d/stat", (int) t.pid, (int) tids[i]);
-                (void) proc_stat_read(m->proc_fd, path, &st);
+                (void) proc_stat_read_pid(m->proc_fd, t.pid, tids[i], &st);
                 r = sd_bus_message_append(reply, "(ussiitb)", (uint32_t) tids[i], esc(&es, st.comm),
                                           sched_policy_to_string(ts.attr.sched_policy), (int32_t) ts.attr.sched_nice,
                                           (int32_t) ts.latency_nice,
@@ -471,10 +318,7 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
         r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
-        /* The pid may have been reused while we read it: then none of this is about the caller's process. */
-        if (!target_still_there(m, &t))
-                return no_such_process(error, t.pid, -ESRCH);
-        return sd_bus_send(NULL, reply, NULL);
+        return target_send_reply(m->proc_fd, &t, reply, error);
 }
 CALLER_METHOD(method_get_task, get_task, false)
 CALLER_METHOD(method_get_task_by_pidfd, get_task, true)
@@ -495,15 +339,12 @@ static int list_applied(Manager *m, sd_bus_message *call, const BusCaller *c, bo
 
                 if (c->uid != 0) {
                         /* Only the caller's own processes: as recorded, and as they are now. */
-                        char path[64];
-                        ProcStat st;
-                        uid_t ruid, euid;
+                        ProcIds ids;
 
                         if (e->uid != c->uid)
                                 continue;
-                        snprintf(path, sizeof(path), "%d/stat", (int) e->pid);
-                        if (proc_stat_read(m->proc_fd, path, &st) < 0 || st.start_time != e->start_time ||
-                            read_proc_uids(m->proc_fd, e->pid, &ruid, &euid) < 0 || !authz_owns(c->uid, ruid, euid))
+                        if (!proc_pid_is(m->proc_fd, e->pid, e->start_time) ||
+                            proc_ids_read(m->proc_fd, e->pid, &ids) < 0 || !authz_owns(c->uid, ids.ruid, ids.euid))
                                 continue;
                 }
                 r = sd_bus_message_append(reply, "(usiss)", (uint32_t) e->pid, esc(&es, e->comm),
@@ -548,7 +389,7 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
         TaskInfo t;
         int r;
 
-        r = target_read(m, call, c, by_pidfd, &tg, error);
+        r = target_read(m->proc_fd, call, c, by_pidfd, &tg, error);
         if (r < 0)
                 return r;
         r = target_check_owner(c, &tg, error);
@@ -598,9 +439,7 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
                 r = append_rule(reply, unit_rule);
         if (r < 0)
                 return r;
-        if (!target_still_there(m, &tg))
-                return no_such_process(error, tg.pid, -ESRCH);
-        return sd_bus_send(NULL, reply, NULL);
+        return target_send_reply(m->proc_fd, &tg, reply, error);
 }
 CALLER_METHOD(method_explain, explain, false)
 CALLER_METHOD(method_explain_by_pidfd, explain, true)
@@ -816,7 +655,7 @@ static int set_latency_nice_now(sd_bus_message *call, void *data, sd_bus_error *
         int r;
 
         /* The pidfd pins the process we checked; the start time catches a reused pid. */
-        if (!target_still_there(m, &s->target))
+        if (!target_still_there(m->proc_fd, &s->target))
                 return sd_bus_error_setf(error, LATNICE_ERROR_PROCESS_CHANGED,
                                          "Process %d exited or its PID was reused; nothing applied.",
                                          (int) s->target.pid);
@@ -827,20 +666,24 @@ static int set_latency_nice_now(sd_bus_message *call, void *data, sd_bus_error *
         r = sched_walk_threads(dir_fd, NULL, 0, set_one, &c);
         if (r < 0 && r != -EAGAIN && c.n_threads == 0)
                 return no_such_process(error, s->target.pid, r);
-        if (!target_still_there(m, &s->target))
+        if (!target_still_there(m->proc_fd, &s->target))
                 return sd_bus_error_setf(error, LATNICE_ERROR_PROCESS_CHANGED,
                                          "Process %d exited while its value was set.", (int) s->target.pid);
-        if (c.n_applied == 0 && c.n_refused > 0)
+        switch (authz_set_outcome(c.n_applied, c.n_refused, c.first_error)) {
+        case AUTHZ_SET_APPLIED:
+                break;
+        case AUTHZ_SET_DENIED:
                 return sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED,
                                          "Lowering the latency nice of %d needs authorization; nothing applied.",
                                          (int) s->target.pid);
-        if (c.n_applied == 0 && c.first_error < 0)
+        case AUTHZ_SET_FAILED:
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot set latency nice %d on %d: %s",
                                          s->latency_nice, (int) s->target.pid, strerror(-c.first_error));
-        if (c.n_applied == 0)
+        case AUTHZ_SET_ALL_REALTIME:
                 return sd_bus_error_setf(error, LATNICE_ERROR_NOT_SUPPORTED,
                                          "All %u threads of %d are realtime or idle; left alone.", c.n_threads,
                                          (int) s->target.pid);
+        }
 
         (void) manager_record_manual(m, s->target.pid, s->target.st.start_time, s->target.ruid, s->target.st.comm,
                                      s->latency_nice, &c.main_before, s->caller);
@@ -889,21 +732,25 @@ static int set_latency_nice(Manager *m, sd_bus_message *call, const BusCaller *c
         r = by_pidfd ? sd_bus_message_read(call, "hi", &fd, &value) : sd_bus_message_read(call, "ui", &upid, &value);
         if (r < 0)
                 return r;
-        if (value < LATNICE_MIN || value > LATNICE_MAX)
+        switch (authz_set_check_args(value, by_pidfd, upid, m->probe.backend != BACKEND_NONE)) {
+        case AUTHZ_SET_ARGS_OK:
+                break;
+        case AUTHZ_SET_ARGS_INVALID_VALUE:
                 return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_VALUE,
                                          "Invalid latency nice %" PRIi32 ": must be in %d..%d.", value, LATNICE_MIN,
                                          LATNICE_MAX);
-        if (!by_pidfd && upid > INT_MAX)
+        case AUTHZ_SET_ARGS_INVALID_PID:
                 return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_PID, "Invalid PID %" PRIu32 ".", upid);
-        if (m->probe.backend == BACKEND_NONE)
+        case AUTHZ_SET_ARGS_NOT_SUPPORTED:
                 return sd_bus_error_setf(error, LATNICE_ERROR_NOT_SUPPORTED, "This kernel cannot apply latency "
                                          "nice: %s", m->probe.reason);
+        }
 
         s = calloc(1, sizeof(SetRequest));
         if (!s)
                 return -ENOMEM;
         *s = (SetRequest) { .manager = m, .target.pidfd = -1, .latency_nice = value, .caller = c->uid };
-        r = by_pidfd ? target_from_pidfd(m, fd, &s->target, error) : target_from_pid(m, c, upid, &s->target, error);
+        r = by_pidfd ? target_from_pidfd(m->proc_fd, fd, &s->target, error) : target_from_pid(m->proc_fd, c, upid, &s->target, error);
         if (r < 0) {
                 set_request_free(s);
                 return r;
@@ -925,7 +772,7 @@ static int set_latency_nice(Manager *m, sd_bus_message *call, const BusCaller *c
         need = authz_set_latency_nice(c->uid, s->target.ruid, s->target.euid, values, n_values, value);
         if (need == AUTHZ_SET_FREE) {
                 /* Root may lower; anybody else raises thread by thread (a thread may change meanwhile). */
-                s->may_lower = c->uid == 0;
+                s->may_lower = authz_may_lower_unasked(c->uid);
                 r = set_latency_nice_now(call, s, error);
                 set_request_free(s);
                 return r < 0 ? r : 1;

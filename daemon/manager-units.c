@@ -6,7 +6,7 @@
  * - where the kernel has the cgroup knob (the latency-nice series), the
  *   unit's cgroup gets the value through cpu.latency.nice / cpu.latency,
  *   and on the v1/v2 hybrid systemd is asked for CPUAccounting=yes so that
- *   the unit has a directory in the cpu hierarchy at all;
+ *   the unit has a directory in the cpu hierarchy at all (units-knob.c);
  * - where it has none (mainline EEVDF), every task in the unit's subtree
  *   gets the value per task: the in-kernel prefilter lets execs below the
  *   unit's cgroup through (manager_units_filter_ids), execs that no process
@@ -26,68 +26,13 @@
 #include <inttypes.h>
 #include <sys/stat.h>
 
+#include "event-util.h"
 #include "log.h"
+#include "manager-decide.h"
+#include "manager-rules.h"
+#include "manager-sources.h"
+#include "manager-units-internal.h"
 #include "manager-units.h"
-#include "systemd-watch.h"
-
-typedef struct ManagerUnits {
-        SystemdWatch *watch;
-        CGroupMounts mounts;
-        int mounts_error;      /* 0, or why there are no cgroup mounts */
-        bool active;           /* systemd answered at least once: unit rules are in force */
-        bool logged_offline;   /* said once that unit rules are inactive */
-        bool knob_missing;     /* the kernel has no cgroup knob after all: per task */
-        UnitKnob *knobs;
-        size_t n_knobs;
-        char **asked_cpu_accounting; /* units we asked for CPUAccounting=yes */
-        uint64_t *ids;         /* what manager_units_filter_ids() last returned */
-        size_t n_ids;
-        sd_event_source *rescan_timer;
-        char **jobs_done;      /* units whose jobs finished since the rescan timer was armed */
-        bool jobs_overflow;    /* too many to name: walk every followed unit */
-        sd_event_source *offline_timer; /* grace period before saying unit rules are inactive */
-        sd_event_source *knob_retry_timer; /* waiting for systemd to realize a cpu cgroup */
-        unsigned knob_retries;
-        char *offline_reason;
-} ManagerUnits;
-
-/* ---- what survives a restart ------------------------------------------- */
-
-/*
- * The knobs we wrote (with what they held before) and the units we asked for
- * CPUAccounting=yes go to <state_dir>/units, so that a latniced restarted
- * after a crash gives them back like the one that wrote them would have.
- */
-static const char *units_state_dir(Manager *m) {
-        return m->options.state_dir ?: LATNICE_STATE_DIR;
-}
-
-static void units_save(Manager *m) {
-        ManagerUnits *u = m->units_state;
-        int r;
-
-        if (m->options.dry_run || !u)
-                return;
-        r = state_units_write(units_state_dir(m), u->knobs, u->n_knobs, u->asked_cpu_accounting);
-        if (r < 0)
-                log_warning_errno(r, "Failed to write %s/units: %m", units_state_dir(m));
-}
-
-static void units_load(Manager *m, ManagerUnits *u) {
-        unsigned skipped = 0;
-        int r;
-
-        if (m->options.dry_run)
-                return;
-        r = state_units_read(units_state_dir(m), &u->knobs, &u->n_knobs, &u->asked_cpu_accounting, &skipped);
-        if (r < 0)
-                log_warning_errno(r, "Failed to read %s/units: %m", units_state_dir(m));
-        if (skipped > 0)
-                log_warning("%s/units: ignored %u line(s) that are not latniced's.", units_state_dir(m), skipped);
-        if (u->n_knobs > 0 || u->asked_cpu_accounting)
-                log_info("Took over %zu cgroup knob(s) and %zu CPUAccounting= request(s) from the latniced before us.",
-                         u->n_knobs, strv_length(u->asked_cpu_accounting));
-}
 
 static ManagerUnits *units_get(Manager *m) {
         ManagerUnits *u = m->units_state;
@@ -122,14 +67,6 @@ static bool needs_watch(Manager *m) {
         return has_unit_rules(m) || (m->filter.units && m->filter.units[0]);
 }
 
-/* The kernel has a per-cgroup knob: unit rules write it instead of giving values per task. */
-static bool use_knob(Manager *m) {
-        ManagerUnits *u = m->units_state;
-
-        return m->probe.backend == BACKEND_LATENCY_NICE && u && !u->knob_missing && u->mounts_error >= 0 &&
-               cgroup_latency_knob(&u->mounts);
-}
-
 /* ---- the prefilter ------------------------------------------------------ */
 
 static bool unit_in_filter(Manager *m, const SystemdUnit *su) {
@@ -137,7 +74,7 @@ static bool unit_in_filter(Manager *m, const SystemdUnit *su) {
                 return false;
         if (filter_wants(m, su->name))
                 return true;
-        return !use_knob(m) && match_unit(m->rules, su->name);
+        return !units_use_knob(m) && match_unit(m->rules, su->name);
 }
 
 static int compare_u64(const void *a, const void *b) {
@@ -225,29 +162,25 @@ static void units_update_filter(Manager *m) {
 
 int manager_units_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec) {
         ManagerUnits *u = m->units_state;
-        char ref[512];
-
         const Rule *rule;
+        ApplyRequest q;
+        char ref[512];
         int r;
 
-        if (!u || !u->active || use_knob(m))
+        if (!u || !u->active || units_use_knob(m))
                 return 0;
         rule = match_task_unit_rule(m->rules, t);
         if (!rule)
                 return 0;
-        rule_format_ref(rule, ref, sizeof(ref));
-        r = manager_apply(m, t, start_time,
-                          &(ApplyRequest) {
-                                  .latency_nice = rule->latency_nice,
-                                  .threads = rule->threads,
-                                  .override = rule->override,
-                                  .inherit = rule->inherit,
-                                  .ref = ref,
-                                  .rule_name = rule->name,
-                                  .via_unit = true,
-                          },
-                          fresh_exec);
+        q = apply_request_from_rule(rule, true, ref, sizeof(ref));
+        r = manager_apply(m, t, start_time, &q, fresh_exec);
         return r < 0 ? r : 1;
+}
+
+static bool unit_is_scope(const char *name) {
+        const UnitType *t = unit_type_from_name(name, strlen(name));
+
+        return t && strcmp(t->suffix, ".scope") == 0;
 }
 
 /* Is the unit one we follow? */
@@ -281,38 +214,6 @@ static void units_rescan_cgroup(Manager *m, const char *name, const char *cgroup
         (void) manager_decide_pids(m, pids, (size_t) n, skip_applied);
 }
 
-/* ---- the cgroup knob ---------------------------------------------------- */
-
-static UnitKnob *knob_find(ManagerUnits *u, const char *cgroup) {
-        for (size_t i = 0; i < u->n_knobs; i++)
-                if (streq_ptr(u->knobs[i].cgroup, cgroup))
-                        return &u->knobs[i];
-        return NULL;
-}
-
-static void knob_forget(Manager *m, UnitKnob *k) {
-        ManagerUnits *u = m->units_state;
-
-        free(k->cgroup);
-        *k = u->knobs[--u->n_knobs];
-        units_save(m);
-}
-
-static void knob_restore(Manager *m, UnitKnob *k, const char *why) {
-        ManagerUnits *u = m->units_state;
-        int r;
-
-        r = unit_knob_restore(&u->mounts, k);
-        if (r == -ENOENT)
-                log_debug("cgroup %s is gone, nothing to restore.", k->cgroup);
-        else if (r < 0)
-                log_warning_errno(r, "Failed to restore the latency nice of cgroup %s: %m", k->cgroup);
-        else if (r == 0)
-                log_info("cgroup %s: latency nice changed by somebody else, leaving it (%s).", k->cgroup, why);
-        else
-                log_info("cgroup %s: restored latency nice %d (%s).", k->cgroup, k->before, why);
-}
-
 static void units_fall_back_to_tasks(Manager *m, const char *cgroup) {
         ManagerUnits *u = m->units_state;
 
@@ -324,7 +225,6 @@ static void units_fall_back_to_tasks(Manager *m, const char *cgroup) {
 }
 
 static void units_apply_all(Manager *m);
-static void units_return_accounting(Manager *m, bool all);
 
 static int units_on_knob_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         manager_leave_realtime(userdata);
@@ -336,157 +236,26 @@ static void units_arm_knob_retry(Manager *m) {
         ManagerUnits *u = m->units_state;
         int r;
 
-        if (!u->knob_retry_timer) {
-                r = sd_event_add_time_relative(m->event, &u->knob_retry_timer, CLOCK_MONOTONIC, 250 * 1000,
-                                               10 * 1000, units_on_knob_retry, m);
-                if (r < 0)
-                        return (void) log_warning_errno(r, "Failed to arm the knob retry timer: %m");
-                (void) sd_event_source_set_description(u->knob_retry_timer, "unit-knob-retry");
-        } else
-                (void) sd_event_source_set_time_relative(u->knob_retry_timer, 250 * 1000);
-        (void) sd_event_source_set_enabled(u->knob_retry_timer, SD_EVENT_ONESHOT);
-}
-
-static void units_apply_knob(Manager *m, const SystemdUnit *su) {
-        ManagerUnits *u = m->units_state;
-        const Rule *rule = match_unit(m->rules, su->name);
-        UnitKnob *k = knob_find(u, su->control_group), n = {};
-        char ref[512];
-        int r;
-
-        if (!rule) {
-                if (k) {
-                        knob_restore(m, k, "no unit rule names it any more");
-                        knob_forget(m, k);
-                }
-                return;
-        }
-        rule_format_ref(rule, ref, sizeof(ref));
-        if (m->options.dry_run) {
-                log_info("%s: would set LatencyNice=%d on cgroup %s from %s (dry run).", su->name,
-                         rule->latency_nice, su->control_group, ref);
-                return;
-        }
-        r = unit_knob_set(&u->mounts, k ?: &n, su->control_group, rule->latency_nice);
-        if (r == -ENOENT) {
-                /* On the hybrid hierarchy the unit has no cpu directory until it needs the controller. */
-                if (strv_contains(u->asked_cpu_accounting, su->name)) {
-                        /* systemd realizes the cgroup after it answered: look again shortly. */
-                        if (u->knob_retries++ < 20)
-                                units_arm_knob_retry(m);
-                        else
-                                log_warning("%s: still no directory in the cpu hierarchy after CPUAccounting=yes, "
-                                            "cannot apply %s.", su->name, ref);
-                        return;
-                }
-                if (strv_extend(&u->asked_cpu_accounting, su->name) < 0) {
-                        log_oom();
-                        return;
-                }
-                units_save(m);
-                r = systemd_watch_set_cpu_accounting(u->watch, su->name, true);
-                if (r < 0)
-                        log_warning_errno(r, "%s: cannot ask systemd for CPUAccounting=yes: %m", su->name);
-                else
-                        log_info("%s: asked systemd for CPUAccounting=yes (runtime), so that its cgroup has "
-                                 "a cpu directory for %s.", su->name, ref);
-                return;
-        }
-        if (r == -EOPNOTSUPP) {
-                free(n.cgroup);
-                units_fall_back_to_tasks(m, su->control_group);
-                return;
-        }
-        if (r < 0) {
-                free(n.cgroup);
-                log_warning_errno(r, "%s: failed to set LatencyNice=%d on cgroup %s (%s): %m", su->name,
-                                  rule->latency_nice, su->control_group, ref);
-                return;
-        }
-        if (!k && n.cgroup) {
-                UnitKnob *nk = reallocarray(u->knobs, u->n_knobs + 1, sizeof(UnitKnob));
-
-                if (!nk) {
-                        (void) unit_knob_restore(&u->mounts, &n);
-                        free(n.cgroup);
-                        log_oom();
-                        return;
-                }
-                u->knobs = nk;
-                u->knobs[u->n_knobs++] = n;
-        }
-        if (r > 0) {
-                units_save(m);
-                log_info("%s: LatencyNice=%d on cgroup %s from %s.", su->name, rule->latency_nice,
-                         su->control_group, ref);
-        }
-}
-
-/* Knobs of cgroups that no followed unit with a rule has any more: give them back. */
-static void units_restore_stale_knobs(Manager *m) {
-        ManagerUnits *u = m->units_state;
-
-        for (size_t i = u->n_knobs; i > 0; i--) {
-                UnitKnob *k = &u->knobs[i - 1];
-                const SystemdUnit *su;
-                bool covered = false;
-                size_t j = 0;
-
-                while (u->watch && (su = systemd_watch_next(u->watch, &j)))
-                        if (streq_ptr(su->control_group, k->cgroup) && match_unit(m->rules, su->name))
-                                covered = true;
-                if (!covered) {
-                        knob_restore(m, k, "no unit rule names it any more");
-                        knob_forget(m, k);
-                }
-        }        units_return_accounting(m, false);
-}
-
-/*
- * Takes back the runtime CPUAccounting=yes we asked for units that no rule
- * names any more (all: every unit, latniced is stopping). Sent without
- * waiting for the answer: the connection is flushed before it closes.
- */
-static void units_return_accounting(Manager *m, bool all) {
-        ManagerUnits *u = m->units_state;
-        bool changed = false;
-        size_t j = 0;
-
-        for (size_t i = 0; u->asked_cpu_accounting && u->asked_cpu_accounting[i]; i++) {
-                char *name = u->asked_cpu_accounting[i];
-                int r = 0;
-
-                if (!all && match_unit(m->rules, name)) {
-                        u->asked_cpu_accounting[j++] = name;
-                        continue;
-                }
-                if (m->bus)
-                        r = sd_bus_call_method_async(m->bus, NULL, "org.freedesktop.systemd1",
-                                                     "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
-                                                     "SetUnitProperties", NULL, NULL, "sba(sv)", name, 1, 1,
-                                                     "CPUAccounting", "b", 0);
-                if (!m->bus || r < 0)
-                        log_warning("%s: could not take back the runtime CPUAccounting=yes latniced asked for; "
-                                    "`systemctl set-property --runtime %s CPUAccounting=no` does.", name, name);
-                else
-                        log_info("%s: took back the runtime CPUAccounting=yes latniced asked for.", name);
-                free(name);
-                changed = true;
-        }
-        if (u->asked_cpu_accounting)
-                u->asked_cpu_accounting[j] = NULL;
-        if (changed)
-                units_save(m);
+        r = event_reset_time_relative(m->event, &u->knob_retry_timer, CLOCK_MONOTONIC, 250 * 1000, 10 * 1000,
+                                      units_on_knob_retry, m, "unit-knob-retry", true);
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the knob retry timer: %m");
 }
 
 /* ---- reacting to systemd ------------------------------------------------ */
 
 /* A unit appeared, started, stopped, or the rules changed: apply what its rule says. */
 static void units_apply_unit(Manager *m, const SystemdUnit *su, bool skip_applied) {
+        int r;
+
         if (!su->control_group)
                 return;
-        if (use_knob(m)) {
-                units_apply_knob(m, su);
+        if (units_use_knob(m)) {
+                r = units_apply_knob(m, su);
+                if (r == -EAGAIN)
+                        units_arm_knob_retry(m);
+                else if (r == -EOPNOTSUPP)
+                        units_fall_back_to_tasks(m, su->control_group);
                 return;
         }
         /* Per task: process rules with Unit= and [Unit] rules alike are decided per process. */
@@ -500,7 +269,7 @@ static void units_apply_all(Manager *m) {
 
         while ((su = systemd_watch_next(u->watch, &i)))
                 units_apply_unit(m, su, false);
-        if (use_knob(m))
+        if (units_use_knob(m))
                 units_restore_stale_knobs(m);
 }
 
@@ -515,7 +284,7 @@ static void units_on_unit_changed(SystemdWatch *w, const SystemdUnit *su, bool r
 
         if (removed || !su->control_group) {
                 log_debug("%s: %s.", su->name, removed ? "gone" : "has no cgroup now");
-                if (use_knob(m))
+                if (units_use_knob(m))
                         units_restore_stale_knobs(m);
                 units_update_filter(m);
                 return;
@@ -559,7 +328,7 @@ static int units_on_rescan_timer(sd_event_source *s, uint64_t usec, void *userda
 
         manager_leave_realtime(m);
         u->jobs_overflow = false;
-        if (!u->watch || use_knob(m))
+        if (!u->watch || units_use_knob(m))
                 return 0;
         /*
          * Processes that start in a unit exec there, and exec events decide
@@ -571,12 +340,9 @@ static int units_on_rescan_timer(sd_event_source *s, uint64_t usec, void *userda
         while ((su = systemd_watch_next(u->watch, &i)))
                 if (su->control_group && (all || strv_contains(jobs, su->name)))
                         units_rescan_cgroup(m, su->name, su->control_group, true);
-        for (char **j = jobs; !all && j && *j; j++) {
-                size_t l = strlen(*j);
-
-                if (l > 6 && strcmp(*j + l - 6, ".scope") == 0 && !strv_contains_unit(u, *j))
+        for (char **j = jobs; !all && j && *j; j++)
+                if (unit_is_scope(*j) && !strv_contains_unit(u, *j))
                         (void) systemd_watch_query_cgroup(u->watch, *j, units_on_scope_cgroup, m);
-        }
         return 0;
 }
 
@@ -585,13 +351,12 @@ static int units_on_rescan_timer(sd_event_source *s, uint64_t usec, void *userda
 static void units_on_job_removed(SystemdWatch *w, const char *unit, const char *result, void *userdata) {
         Manager *m = userdata;
         ManagerUnits *u = m->units_state;
-        size_t l = strlen(unit);
         int r;
 
-        if (use_knob(m) || systemd_watch_n_units(w) == 0)
+        if (units_use_knob(m) || systemd_watch_n_units(w) == 0)
                 return;
         /* Only followed units and scopes can have gained processes that did not exec. */
-        if (!strv_contains_unit(u, unit) && !(l > 6 && strcmp(unit + l - 6, ".scope") == 0))
+        if (!strv_contains_unit(u, unit) && !unit_is_scope(unit))
                 return;
         if (strv_contains(u->jobs_done, unit))
                 ;
@@ -599,20 +364,11 @@ static void units_on_job_removed(SystemdWatch *w, const char *unit, const char *
                 u->jobs_overflow = true;
         else if (strv_extend(&u->jobs_done, unit) < 0)
                 u->jobs_overflow = true;
-        /* Debounced: a transaction finishes many jobs at once. */
-        if (!u->rescan_timer) {
-                r = sd_event_add_time_relative(m->event, &u->rescan_timer, CLOCK_MONOTONIC, 20 * 1000, 5 * 1000,
-                                               units_on_rescan_timer, m);
-                if (r < 0) {
-                        log_warning_errno(r, "Failed to arm the unit rescan timer: %m");
-                        return;
-                }
-                (void) sd_event_source_set_description(u->rescan_timer, "unit-rescan");
-        } else if (sd_event_source_get_enabled(u->rescan_timer, NULL) > 0)
-                return; /* already pending */
-        else
-                (void) sd_event_source_set_time_relative(u->rescan_timer, 20 * 1000);
-        (void) sd_event_source_set_enabled(u->rescan_timer, SD_EVENT_ONESHOT);
+        /* Debounced: a transaction finishes many jobs at once; a rescan already pending covers this one. */
+        r = event_reset_time_relative(m->event, &u->rescan_timer, CLOCK_MONOTONIC, 20 * 1000, 5 * 1000,
+                                      units_on_rescan_timer, m, "unit-rescan", false);
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm the unit rescan timer: %m");
 }
 
 static int units_on_offline_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -642,13 +398,10 @@ static void units_arm_offline_notice(Manager *m, const char *message) {
         log_debug("systemd is not on the system bus (yet)%s%s.", message ? ": " : "", message ?: "");
         if (u->logged_offline || u->offline_timer)
                 return;
-        r = sd_event_add_time_relative(m->event, &u->offline_timer, CLOCK_MONOTONIC, 5 * 1000 * 1000, 100 * 1000,
-                                       units_on_offline_timer, m);
-        if (r < 0) {
+        r = event_reset_time_relative(m->event, &u->offline_timer, CLOCK_MONOTONIC, 5 * 1000 * 1000, 100 * 1000,
+                                      units_on_offline_timer, m, "systemd-absent", false);
+        if (r < 0)
                 (void) units_on_offline_timer(NULL, 0, m);
-                return;
-        }
-        (void) sd_event_source_set_description(u->offline_timer, "systemd-absent");
 }
 
 static void units_on_state_changed(SystemdWatch *w, SystemdWatchState state, int error, const char *message,
@@ -763,19 +516,7 @@ void manager_units_free(Manager *m) {
 
         if (!u)
                 return;
-        if (!m->options.keep_on_exit && !m->options.dry_run) {
-                for (size_t i = 0; i < u->n_knobs; i++)
-                        knob_restore(m, &u->knobs[i], "latniced is stopping");
-        }
-        for (size_t i = 0; i < u->n_knobs; i++)
-                free(u->knobs[i].cgroup);
-        if (!m->options.keep_on_exit && !m->options.dry_run) {
-                /* Everything given back: nothing for the next latniced to take over. */
-                u->n_knobs = 0;
-                units_return_accounting(m, true);
-                units_save(m);
-        }
-        free(u->knobs);
+        units_knobs_done(m);
         systemd_watch_free(u->watch);
         sd_event_source_disable_unref(u->rescan_timer);
         sd_event_source_disable_unref(u->offline_timer);

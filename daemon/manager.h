@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* latniced's state and event sources. */
+/*
+ * latniced's state, shared by the manager's files: manager.c (lifecycle,
+ * signals, sd_notify, its own realtime policy), manager-decide.c (deciding
+ * and applying), manager-sources.c (exec events and /proc walks),
+ * manager-rules.c (rules, profile, prefilter, watches) and bus-link.c (the
+ * system bus connection). The layers above (manager-bus.c, manager-units.c)
+ * use these headers; the manager reaches them only through ManagerHooks.
+ */
 #pragma once
 
 #include <stdbool.h>
@@ -57,8 +64,31 @@ typedef struct NameCacheEntry {
 
 struct ManagerBus;
 struct ManagerUnits;
+typedef struct Manager Manager;
 
-typedef struct Manager {
+/*
+ * What the layers above the manager do for it: the D-Bus API
+ * (manager-bus.c) and [Unit] rules (manager-units.c). latniced.c fills
+ * this in, so the manager never includes those layers; any hook may be
+ * NULL (no bus API, no unit rules).
+ */
+typedef struct ManagerHooks {
+        /* The system bus came (publish the API, follow systemd) or went. */
+        int (*bus_api_connected)(Manager *m);
+        void (*bus_api_disconnected)(Manager *m);
+        int (*units_connected)(Manager *m);
+        void (*units_disconnected)(Manager *m);
+        /* A value was applied (the Applied signal); the rules were reloaded. */
+        void (*applied)(Manager *m, pid_t pid, const char *comm, int value, const char *rule);
+        void (*reloaded)(Manager *m);
+        /* [Unit] rules: see manager-units.h. */
+        int (*units_decide)(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec);
+        int (*units_filter_ids)(Manager *m, uint64_t **ret_ids, size_t *ret_n);
+        void (*units_rules_changed)(Manager *m);
+        void (*units_free)(Manager *m);
+} ManagerHooks;
+
+struct Manager {
         sd_event *event;
         sd_bus *bus;               /* the system bus, NULL while disconnected */
         sd_event_source *bus_io_source, *bus_time_source;
@@ -67,6 +97,7 @@ typedef struct Manager {
         struct ManagerBus *bus_state;     /* manager-bus.c */
         struct ManagerUnits *units_state; /* manager-units.c */
         ManagerOptions options;
+        ManagerHooks hooks;
 
         char *profile;       /* active profile name, NULL for none */
         char *profile_path;
@@ -116,8 +147,8 @@ typedef struct Manager {
         uint64_t tasks_applied;
         uint64_t apply_errors;
         uint64_t rescans;
-        uint64_t unit_walks;
-        uint64_t cmdline_truncated; /* execs whose Cmdline= words were cut (record full, process gone) */   /* cgroup subtrees of units walked (unit rules without the knob) */
+        uint64_t unit_walks;        /* cgroup subtrees of units walked (unit rules without the knob) */
+        uint64_t cmdline_truncated; /* execs whose Cmdline= words were cut (record full, process gone) */
         uint64_t reloads;
         size_t prune_at;     /* table size at which dead entries are dropped next */
         bool ready;
@@ -128,7 +159,7 @@ typedef struct Manager {
         /* exec -> value set, in ns, for the last LATENCY_RING matched execs (BPF source) */
         uint32_t *latency_ring;
         size_t latency_n;
-} Manager;
+};
 
 #define LATENCY_RING 4096
 /* Exec records handled per dispatch; then the bus, signals and timers get a turn. */
@@ -136,7 +167,7 @@ typedef struct Manager {
 /* Processes decided per dispatch of a /proc walk. */
 #define SCAN_CHUNK 256
 
-int manager_new(const ManagerOptions *o, Manager **ret);
+int manager_new(const ManagerOptions *o, const ManagerHooks *hooks, Manager **ret);
 Manager *manager_free(Manager *m);
 static inline void manager_freep(Manager **m) {
         manager_free(*m);
@@ -145,45 +176,12 @@ static inline void manager_freep(Manager **m) {
 int manager_start(Manager *m);
 /* READY=1 once: the event source is live, the startup scan done and the bus name owned (or no bus). */
 void manager_notify_ready(Manager *m);
+/* STATUS= for systemctl status, once ready. */
+void manager_notify_status(Manager *m);
 int manager_run(Manager *m);
-
-/* Reloads latniced.conf and the rules; a reload that adds errors keeps the running rules. */
-int manager_reload(Manager *m, bool startup);
-/* Switches the active profile at run time; -ENOENT if there is no such profile. */
-int manager_set_profile(Manager *m, const char *name);
-typedef struct ApplyRequest {
-        int latency_nice;
-        ThreadsMode threads;
-        bool override;
-        const char *ref;       /* "[Process x] file:line", for logs and D-Bus */
-        const char *rule_name; /* the rule's section name */
-        bool via_unit;         /* a unit rule's per-task fallback */
-        bool inherit;          /* Inherit=yes: children that exec other programs keep it */
-} ApplyRequest;
-
-/*
- * Sets a process's value and records it (applied table, exit tracking, the
- * Applied signal, a log line). Respects foreign values unless q->override
- * (see manager.c). Returns 1 if applied, 0 if left alone or gone, <0 on error.
- */
-int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec);
-
-/* Records a value set through SetLatencyNice (an explicit choice: rules leave it alone). */
-int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
-                          const ThreadSched *before, uid_t by);
-
-/* Lets Exe= paths in t be checked against the file the task really runs. */
-void manager_task_set_exe_check(Manager *m, TaskInfo *t);
-
-/* Decides the given processes (a unit's subtree) as bulk work; skip_applied: only those we have not set. */
-int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_applied);
-
-/* Rebuilds the in-kernel prefilter from the rules (and the units' cgroup ids). */
-int manager_update_filter(Manager *m);
-
-/* Re-evaluates every running process against the rules (queued: a walk in chunks). */
-int manager_rescan(Manager *m, const char *why);
 
 /* Every event source except the exec sources calls this first: latniced runs
  * at SCHED_FIFO only while it sleeps and handles exec events. */
 void manager_leave_realtime(Manager *m);
+/* The exec sources' prepare callback: back to SCHED_FIFO before the loop sleeps. */
+int manager_on_exec_source_prepare(sd_event_source *s, void *userdata);

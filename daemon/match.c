@@ -33,12 +33,6 @@ static bool any_matches(char * const *patterns, const char *s) {
         return false;
 }
 
-static const char *basename_of(const char *p) {
-        const char *s = strrchr(p, '/');
-
-        return s ? s + 1 : p;
-}
-
 /* The kernel appends " (deleted)" once the binary was replaced (e.g. by an upgrade). */
 static const char *exe_trimmed(const char *exe, char *buf, size_t size) {
         size_t l = strlen(exe);
@@ -62,7 +56,7 @@ static bool exe_matches(const char *pattern, const TaskInfo *t) {
                 return false;
         exe = exe_trimmed(exe, buf, sizeof(buf));
         if (!strchr(pattern, '/'))
-                return value_matches(pattern, basename_of(exe));
+                return value_matches(pattern, path_basename(exe));
         if (!value_matches(pattern, exe))
                 return false;
         /* A path the task's namespace may have made up: it must be this file in ours. */
@@ -73,7 +67,7 @@ static bool cmdline_matches(const char *pattern, char * const *argv) {
         if (!argv)
                 return false;
         for (char * const *a = argv; *a; a++) {
-                const char *b = basename_of(*a);
+                const char *b = path_basename(*a);
 
                 if (value_matches(pattern, *a) || (b != *a && value_matches(pattern, b)))
                         return true;
@@ -88,18 +82,27 @@ static bool id_matches(const char *pattern, unsigned id, const char *name) {
         return value_matches(pattern, num) || value_matches(pattern, name);
 }
 
-static bool is_unit_name(const char *s, size_t len) {
-        static const char * const suffixes[] = {
-                ".slice", ".service", ".scope", ".socket", ".mount", ".swap",
-        };
+static const UnitType unit_types[] = {
+        { ".service", "org.freedesktop.systemd1.Service" },
+        { ".slice", "org.freedesktop.systemd1.Slice" },
+        { ".scope", "org.freedesktop.systemd1.Scope" },
+        { ".socket", "org.freedesktop.systemd1.Socket" },
+        { ".mount", "org.freedesktop.systemd1.Mount" },
+        { ".swap", "org.freedesktop.systemd1.Swap" },
+};
 
-        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
-                size_t sl = strlen(suffixes[i]);
+const UnitType *unit_type_from_name(const char *s, size_t len) {
+        for (size_t i = 0; i < ELEMENTSOF(unit_types); i++) {
+                size_t sl = strlen(unit_types[i].suffix);
 
-                if (len > sl && memcmp(s + len - sl, suffixes[i], sl) == 0)
-                        return true;
+                if (len > sl && memcmp(s + len - sl, unit_types[i].suffix, sl) == 0)
+                        return &unit_types[i];
         }
-        return false;
+        return NULL;
+}
+
+static bool is_unit_name(const char *s, size_t len) {
+        return unit_type_from_name(s, len) != NULL;
 }
 
 bool cgroup_path_in_unit(const char *cgroup, const char *pattern) {
@@ -610,12 +613,12 @@ static int index_candidates(MatchIndex *ix, const TaskInfo *t) {
         ix->n_cand = 0;
         r = index_lookup(ix, IX_COMM, t->comm);
         if (r >= 0 && t->exe)
-                r = index_lookup(ix, IX_EXE_BASE, basename_of(exe_trimmed(t->exe, buf, sizeof(buf))));
+                r = index_lookup(ix, IX_EXE_BASE, path_basename(exe_trimmed(t->exe, buf, sizeof(buf))));
         if (r >= 0)
                 r = index_lookup(ix, IX_PARENT, t->parent_comm);
         if (r >= 0 && t->argv && slot_used(ix, IX_CMDLINE))
                 for (char * const *a = t->argv; *a && r >= 0; a++) {
-                        const char *b = basename_of(*a);
+                        const char *b = path_basename(*a);
 
                         r = index_lookup(ix, IX_CMDLINE, *a);
                         if (r >= 0 && b != *a)

@@ -104,3 +104,12 @@ bool cgroup_path_in_unit(const char *cgroup, const char *pattern);
 
 /* The innermost unit of a cgroup path, newly allocated, or NULL if there is none. */
 char *cgroup_path_unit(const char *cgroup);
+
+/* The unit types whose units run processes in a cgroup: the name suffix, and the systemd1 interface that
+ * carries the unit's ControlGroup. */
+typedef struct UnitType {
+        const char *suffix;
+        const char *interface;
+} UnitType;
+/* The type of the unit named by the first len bytes of s; NULL if it names no such unit. */
+const UnitType *unit_type_from_name(const char *s, size_t len);

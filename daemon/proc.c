@@ -154,25 +154,39 @@ static int read_argv(int proc_fd, pid_t pid, char ***ret) {
         return 0;
 }
 
-static int read_ids(int proc_fd, pid_t pid, uid_t *uid, gid_t *gid) {
+int proc_ids_read(int proc_fd, pid_t pid, ProcIds *ret) {
         _cleanup_(freep) char *buf = NULL;
-        unsigned u, g;
+        unsigned ru, eu, rg;
         char *p;
         int r;
 
         r = read_small(proc_fd, pid, "status", 64 * 1024, &buf, NULL);
         if (r < 0)
                 return r;
-        /* Real ids: what ps shows in its USER column. */
         p = strstr(buf, "\nUid:");
-        if (!p || sscanf(p + 5, "%u", &u) != 1)
+        if (!p || sscanf(p + 5, "%u %u", &ru, &eu) != 2)
                 return -EINVAL;
         p = strstr(buf, "\nGid:");
-        if (!p || sscanf(p + 5, "%u", &g) != 1)
+        if (!p || sscanf(p + 5, "%u", &rg) != 1)
                 return -EINVAL;
-        *uid = u;
-        *gid = g;
+        *ret = (ProcIds) { .ruid = ru, .euid = eu, .rgid = rg };
         return 0;
+}
+
+int proc_stat_read_pid(int proc_fd, pid_t pid, pid_t tid, ProcStat *ret) {
+        char path[64];
+
+        if (tid > 0)
+                snprintf(path, sizeof(path), "%d/task/%d/stat", (int) pid, (int) tid);
+        else
+                snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        return proc_stat_read(proc_fd, path, ret);
+}
+
+bool proc_pid_is(int proc_fd, pid_t pid, uint64_t start_time) {
+        ProcStat st;
+
+        return proc_stat_read_pid(proc_fd, pid, 0, &st) >= 0 && st.start_time == start_time;
 }
 
 /* NSS answers in a caller's buffer; a group with many members needs a big one (ERANGE: try bigger). */
@@ -228,8 +242,7 @@ int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret) {
         char path[64];
         int r;
 
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
-        r = proc_stat_read(proc_fd, path, &t.stat);
+        r = proc_stat_read_pid(proc_fd, pid, 0, &t.stat);
         if (r < 0)
                 return r;
 
@@ -261,9 +274,14 @@ int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret) {
                         goto fail;
         }
         if (what & (PROC_IDS | PROC_NAMES)) {
-                r = read_ids(proc_fd, pid, &t.uid, &t.gid);
+                ProcIds ids;
+
+                r = proc_ids_read(proc_fd, pid, &ids);
                 if (r < 0)
                         goto fail;
+                /* Real ids: what ps shows in its USER column. */
+                t.uid = ids.ruid;
+                t.gid = ids.rgid;
                 if (what & PROC_NAMES) {
                         t.user = uid_to_name(t.uid);
                         t.group = gid_to_name(t.gid);
@@ -272,8 +290,7 @@ int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret) {
         if ((what & PROC_PARENT) && t.stat.ppid > 0) {
                 ProcStat ps;
 
-                snprintf(path, sizeof(path), "%d/stat", (int) t.stat.ppid);
-                if (proc_stat_read(proc_fd, path, &ps) >= 0)
+                if (proc_stat_read_pid(proc_fd, t.stat.ppid, 0, &ps) >= 0)
                         memcpy(t.parent_comm, ps.comm, sizeof(t.parent_comm));
         }
         if (what & PROC_CGROUP) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Reading what rules match on from /proc. The proc root comes in as a
- * parameter so tests can hand in a fake tree. Pure: no logging, no globals.
+ * Reading what rules match on from /proc. A -util module: the proc root
+ * comes in as an fd so tests can hand in a fake tree; no logging, no
+ * globals.
  */
 #pragma once
 
@@ -50,6 +51,18 @@ int proc_stat_parse(const char *line, ProcStat *ret);
 
 /* dir_fd: an open /proc (or fake root); path relative to it, e.g. "123/stat" or "123/task/124/stat". */
 int proc_stat_read(int proc_fd, const char *path, ProcStat *ret);
+
+/* The same of a process (tid 0) or of one of its threads: /proc/PID/stat, /proc/PID/task/TID/stat. */
+int proc_stat_read_pid(int proc_fd, pid_t pid, pid_t tid, ProcStat *ret);
+/* Is pid still the process that started at start_time (and not a later one with its pid)? */
+bool proc_pid_is(int proc_fd, pid_t pid, uint64_t start_time);
+
+typedef struct ProcIds {
+        uid_t ruid, euid;
+        gid_t rgid;
+} ProcIds;
+/* Real and effective uid and real gid from /proc/PID/status; -ESRCH if it is gone. */
+int proc_ids_read(int proc_fd, pid_t pid, ProcIds *ret);
 
 int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret);
 void proc_task_done(ProcTask *t);

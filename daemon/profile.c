@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "profile.h"
+#include "rules.h"
 #include "util.h"
 
 #ifndef LATNICE_PROFILE_DIR
@@ -114,5 +115,60 @@ int profile_list(const char *root, const char *extra_dir, char ***ret) {
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(l);
+        return 0;
+}
+
+int rule_tree_option(int c, char *arg, RuleTreeOptions *o) {
+        switch (c) {
+        case RULE_TREE_ARG_ROOT:
+                o->root = arg;
+                return 1;
+        case RULE_TREE_ARG_PROFILE:
+                if (!profile_name_valid(arg))
+                        return -EINVAL;
+                o->profile = arg;
+                return 1;
+        case RULE_TREE_ARG_NO_PROFILE:
+                o->no_profile = true;
+                return 1;
+        case RULE_TREE_ARG_PROFILE_DIR:
+                o->profile_dir = arg;
+                return 1;
+        default:
+                return 0;
+        }
+}
+
+int profile_resolve(const RuleTreeOptions *o, char **ret_name, char **ret_path, char **ret_warning) {
+        _cleanup_(freep) char *conf = NULL, *name = NULL, *path = NULL;
+        DaemonConfig dc = {};
+        int r;
+
+        *ret_name = *ret_path = *ret_warning = NULL;
+        if (o->no_profile)
+                return 0;
+        if (o->profile)
+                name = strdup(o->profile);
+        else {
+                conf = path_join(o->root, LATNICE_DAEMON_CONF);
+                if (!conf)
+                        return -ENOMEM;
+                r = daemon_config_load(conf, &dc);
+                if (r < 0)
+                        return r;
+                *ret_warning = TAKE_PTR(dc.error);
+                name = strdup(dc.profile ?: LATNICE_DEFAULT_PROFILE);
+                daemon_config_done(&dc);
+        }
+        if (!name)
+                return -ENOMEM;
+        r = profile_find(o->root, o->profile_dir, name, &path);
+        if (r == -ENOENT || r == -EINVAL) {
+                if (asprintf(&path, "%s/%s.conf", o->profile_dir ?: LATNICE_PROFILE_DIR, name) < 0)
+                        return -ENOMEM;
+        } else if (r < 0)
+                return r;
+        *ret_name = TAKE_PTR(name);
+        *ret_path = TAKE_PTR(path);
         return 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Rule loading. inih splits lines into sections and Key=Value pairs; a line
+ * Rule parsing, pure: buffers in, a RuleSet out (rules-load.c reads the
+ * files). inih splits lines into sections and Key=Value pairs; a line
  * reader of our own feeds it, so that we know the line number of every
  * callback, see section headers (also empty ones), strip indentation (inih
  * would otherwise take an indented line as the continuation of the previous
@@ -8,13 +9,10 @@
  * any error is dropped whole: half a rule could match far more than meant.
  */
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <ini.h>
-#include <sys/stat.h>
 
-#include "rules.h"
+#include "rules-parse.h"
 #include "util.h"
 
 #ifndef LATNICE_VENDOR_RULE_DIR
@@ -160,28 +158,12 @@ RuleSet *rule_set_free(RuleSet *s) {
         return NULL;
 }
 
-static int grow(void **array, size_t *alloc, size_t n, size_t size) {
-        size_t na;
-        void *p;
-
-        if (n < *alloc)
-                return 0;
-        na = *alloc ? *alloc * 2 : 16;
-        p = reallocarray(*array, na, size);
-        if (!p)
-                return -ENOMEM;
-        *array = p;
-        *alloc = na;
-        return 0;
-}
-
-_printf_(4, 5)
-static int rule_set_add_error(RuleSet *s, const char *file, unsigned line, const char *fmt, ...) {
+int rule_set_add_error(RuleSet *s, const char *file, unsigned line, const char *fmt, ...) {
         RuleError *e;
         va_list ap;
         int r;
 
-        r = grow((void **) &s->errors, &s->alloc_errors, s->n_errors, sizeof(RuleError));
+        r = array_grow((void **) &s->errors, &s->alloc_errors, s->n_errors, sizeof(RuleError));
         if (r < 0)
                 return r;
         e = &s->errors[s->n_errors];
@@ -355,7 +337,7 @@ static void parse_finish_section(ParseContext *c) {
                 return;
         }
 
-        q = grow((void **) &c->set->rules, &c->set->alloc_rules, c->set->n_rules, sizeof(Rule));
+        q = array_grow((void **) &c->set->rules, &c->set->alloc_rules, c->set->n_rules, sizeof(Rule));
         if (q >= 0)
                 q = parse_freeze(c, &c->set->rules[c->set->n_rules]);
         if (q < 0)
@@ -653,25 +635,7 @@ static int parse_buffer(RuleSet *s, const char *shown, const char *buf, size_t s
         return drop_duplicate_sections(&c);
 }
 
-static int parse_file(RuleSet *s, ConfFile *f) {
-        _cleanup_(freep) char *buf = NULL;
-        size_t size;
-        int r;
-
-        r = read_full_file(AT_FDCWD, f->path, RULE_FILE_MAX_SIZE, &buf, &size);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                f->state = CONF_FILE_BROKEN;
-                if (r == -EFBIG)
-                        return rule_set_add_error(s, f->shown, 0, "file is larger than %d bytes; not a rule file? ignored",
-                                                  RULE_FILE_MAX_SIZE);
-                if (r == -EISDIR)
-                        return rule_set_add_error(s, f->shown, 0, "is a directory, not a rule file; ignored");
-                if (r == -EBADFD)
-                        return rule_set_add_error(s, f->shown, 0, "is not a regular file; ignored");
-                return rule_set_add_error(s, f->shown, 0, "cannot read: %s; ignored", strerror(-r));
-        }
+int rule_set_parse_contents(RuleSet *s, ConfFile *f, const char *buf, size_t size) {
         if (memchr(buf, 0, size)) {
                 f->state = CONF_FILE_BROKEN;
                 return rule_set_add_error(s, f->shown, 0, "contains NUL bytes: binary data, not a rule file; ignored");
@@ -680,7 +644,7 @@ static int parse_file(RuleSet *s, ConfFile *f) {
 }
 
 /* Loading grows the array by doubling: give back the slack, it can be most of a large set. */
-static void rule_set_shrink(RuleSet *s) {
+void rule_set_shrink(RuleSet *s) {
         Rule *v;
 
         if (s->n_rules == 0 || s->n_rules == s->alloc_rules)
@@ -692,15 +656,15 @@ static void rule_set_shrink(RuleSet *s) {
         }
 }
 
-static RuleSet *rule_set_new(void) {
+RuleSet *rule_set_new(void) {
         return calloc(1, sizeof(RuleSet));
 }
 
-static int rule_set_add_file(RuleSet *s, const char *path, const char *shown, ConfFile **ret) {
+int rule_set_add_file(RuleSet *s, const char *path, const char *shown, ConfFile **ret) {
         ConfFile *f;
         int r;
 
-        r = grow((void **) &s->files, &s->alloc_files, s->n_files, sizeof(ConfFile));
+        r = array_grow((void **) &s->files, &s->alloc_files, s->n_files, sizeof(ConfFile));
         if (r < 0)
                 return r;
         f = &s->files[s->n_files];
@@ -718,179 +682,6 @@ static int rule_set_add_file(RuleSet *s, const char *path, const char *shown, Co
         return 0;
 }
 
-typedef struct DirEntry {
-        char *name;
-        size_t dir; /* index into rule_dirs */
-} DirEntry;
-
-static int dir_entry_compare(const void *a, const void *b) {
-        const DirEntry *x = a, *y = b;
-        int d = strcmp(x->name, y->name);
-
-        if (d != 0)
-                return d;
-        return x->dir < y->dir ? -1 : x->dir > y->dir;
-}
-
-static bool is_conf_name(const char *n) {
-        size_t l = strlen(n);
-
-        return n[0] != '.' && l > 5 && strcmp(n + l - 5, ".conf") == 0;
-}
-
-static int collect_dir(RuleSet *s, const char *root, size_t dir, DirEntry **entries, size_t *n, size_t *alloc) {
-        _cleanup_(freep) char *path = NULL;
-        DIR *d;
-        struct dirent *de;
-        int r = 0;
-
-        path = path_join(root, rule_dirs[dir]);
-        if (!path)
-                return -ENOMEM;
-        d = opendir(path);
-        if (!d) {
-                if (errno == ENOENT)
-                        return 0;
-                if (errno == ENOTDIR)
-                        return rule_set_add_error(s, rule_dirs[dir], 0, "is not a directory; ignored");
-                return rule_set_add_error(s, rule_dirs[dir], 0, "cannot open directory: %s; ignored", strerror(errno));
-        }
-        while ((errno = 0, de = readdir(d))) {
-                if (!is_conf_name(de->d_name))
-                        continue;
-                r = grow((void **) entries, alloc, *n, sizeof(DirEntry));
-                if (r < 0)
-                        break;
-                (*entries)[*n] = (DirEntry) { .name = strdup(de->d_name), .dir = dir };
-                if (!(*entries)[*n].name) {
-                        r = -ENOMEM;
-                        break;
-                }
-                (*n)++;
-        }
-        if (r == 0 && errno != 0)
-                r = rule_set_add_error(s, rule_dirs[dir], 0, "cannot list directory: %s; ignored", strerror(errno));
-        closedir(d);
-        return r;
-}
-
-static bool is_masked(const char *path) {
-        char target[64];
-        ssize_t n;
-
-        n = readlink(path, target, sizeof(target) - 1);
-        if (n < 0)
-                return false;
-        target[n] = 0;
-        return strcmp(target, "/dev/null") == 0;
-}
-
-static int load_dirs(RuleSet *s, const char *root) {
-        DirEntry *entries = NULL;
-        size_t n = 0, alloc = 0;
-        int r = 0;
-
-        for (size_t d = 0; rule_dirs[d] && r >= 0; d++)
-                r = collect_dir(s, root, d, &entries, &n, &alloc);
-        if (r >= 0 && n > 0)
-                qsort(entries, n, sizeof(DirEntry), dir_entry_compare);
-
-        for (size_t i = 0, winner = 0; r >= 0 && i < n; i++) {
-                _cleanup_(freep) char *shown = NULL, *path = NULL;
-                ConfFile *f;
-
-                if (asprintf(&shown, "%s/%s", rule_dirs[entries[i].dir], entries[i].name) < 0) {
-                        r = -ENOMEM;
-                        break;
-                }
-                path = path_join(root, shown);
-                if (!path) {
-                        r = -ENOMEM;
-                        break;
-                }
-                r = rule_set_add_file(s, path, shown, &f);
-                if (r < 0)
-                        break;
-                if (i > 0 && strcmp(entries[i].name, entries[winner].name) == 0) {
-                        f->state = CONF_FILE_HIDDEN;
-                        f->hidden_by = s->files[s->n_files - 1 - (i - winner)].shown;
-                        continue;
-                }
-                winner = i;
-                if (is_masked(path)) {
-                        f->state = CONF_FILE_MASKED;
-                        continue;
-                }
-                r = parse_file(s, f);
-        }
-
-        for (size_t i = 0; i < n; i++)
-                free(entries[i].name);
-        free(entries);
-        return r;
-}
-
-static int rule_set_load_profile(RuleSet *s, const char *name, const char *path) {
-        ConfFile *f;
-        int r;
-
-        s->profile = strdup(name);
-        if (!s->profile)
-                return -ENOMEM;
-        r = rule_set_add_file(s, path, path, &f);
-        if (r < 0)
-                return r;
-        f->profile = true;
-        if (access(path, F_OK) < 0 && errno == ENOENT) {
-                f->state = CONF_FILE_BROKEN;
-                return rule_set_add_error(s, path, 0, "profile '%s' does not exist; running without its rules", name);
-        }
-        return parse_file(s, f);
-}
-
-int rule_set_load(const char *root, const char *profile_name, const char *profile_path, RuleSet **ret) {
-        _cleanup_(rule_set_freep) RuleSet *s = NULL;
-        int r;
-
-        s = rule_set_new();
-        if (!s)
-                return -ENOMEM;
-        r = load_dirs(s, root);
-        if (r < 0)
-                return r;
-        /* The profile comes last: the administrator's own rules take precedence over it. */
-        if (profile_name && profile_path) {
-                r = rule_set_load_profile(s, profile_name, profile_path);
-                if (r < 0)
-                        return r;
-        }
-        rule_set_shrink(s);
-        *ret = TAKE_PTR(s);
-        return 0;
-}
-
-int rule_set_load_files(char * const *paths, RuleSet **ret) {
-        _cleanup_(rule_set_freep) RuleSet *s = NULL;
-        int r;
-
-        s = rule_set_new();
-        if (!s)
-                return -ENOMEM;
-        for (char * const *p = paths; p && *p; p++) {
-                ConfFile *f;
-
-                r = rule_set_add_file(s, *p, *p, &f);
-                if (r < 0)
-                        return r;
-                r = parse_file(s, f);
-                if (r < 0)
-                        return r;
-        }
-        rule_set_shrink(s);
-        *ret = TAKE_PTR(s);
-        return 0;
-}
-
 int rule_set_load_buffer(const char *name, const char *buf, size_t size, RuleSet **ret) {
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         ConfFile *f;
@@ -902,11 +693,7 @@ int rule_set_load_buffer(const char *name, const char *buf, size_t size, RuleSet
         r = rule_set_add_file(s, name, name, &f);
         if (r < 0)
                 return r;
-        if (memchr(buf, 0, size)) {
-                f->state = CONF_FILE_BROKEN;
-                r = rule_set_add_error(s, f->shown, 0, "contains NUL bytes: binary data, not a rule file; ignored");
-        } else
-                r = parse_buffer(s, f->shown, buf, size);
+        r = rule_set_parse_contents(s, f, buf, size);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(s);
@@ -995,26 +782,19 @@ void daemon_config_done(DaemonConfig *c) {
         *c = (DaemonConfig) {};
 }
 
-int daemon_config_load(const char *path, DaemonConfig *config) {
-        _cleanup_(freep) char *buf = NULL;
-        ConfigContext c = { .config = config, .path = path };
-        size_t size;
+int daemon_config_parse(const char *path, const char *buf, size_t size, DaemonConfig *config) {
+        ConfigContext c = {
+                .config = config,
+                .path = path,
+                .reader = {
+                        .pos = buf,
+                        .end = buf + size,
+                        .on_line = config_on_line,
+                },
+        };
         int r;
 
-        r = read_full_file(AT_FDCWD, path, RULE_FILE_MAX_SIZE, &buf, &size);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0) {
-                if (asprintf(&config->error, "%s: cannot read: %s", path, strerror(-r)) < 0)
-                        return -ENOMEM;
-                return 0;
-        }
-        c.reader = (LineReader) {
-                .pos = buf,
-                .end = buf + size,
-                .on_line = config_on_line,
-                .userdata = &c,
-        };
+        c.reader.userdata = &c;
         r = ini_parse_stream(line_reader_next, &c.reader, config_handler, &c);
         if (c.oom < 0 || r == -2)
                 return -ENOMEM;

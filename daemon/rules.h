@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Rule files: finding them in the drop-in directories, parsing them with
- * inih, and keeping the result as an ordered RuleSet. Pure logic: the root
- * directory and the profile path come in as parameters; errors are collected
- * with file:line, never logged.
+ * Rule files: finding them in the drop-in directories (rules-load.c, -util:
+ * the root directory and the profile path come in as parameters), parsing
+ * them with inih (rules.c, pure) and keeping the result as an ordered
+ * RuleSet. Errors are collected with file:line, never logged.
  */
 #pragma once
 

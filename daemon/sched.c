@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The scheduler side of latnice: probing which backend this kernel has, the
- * one latency-nice -> slice mapping every backend shares, and applying a
- * value to threads and whole processes. Pure logic: /proc comes in as an fd,
- * the BTF as a path; nothing logs and nothing is global.
+ * The scheduler side of latnice: probing which backend this kernel has and
+ * applying a value to threads and whole processes. A -util module (system
+ * calls, /proc through the fd handed in, the BTF from the path handed in);
+ * nothing logs and nothing is global. The mapping is in sched-map.c.
  *
  * Kernel facts this relies on (kernel/sched/syscalls.c, 6.12+):
  *  - sched_getattr() reports p->se.slice in sched_runtime for fair tasks,
@@ -34,140 +34,6 @@
 /* XXX: bounds the work for a process that makes threads faster than we can
  * list them; threads born from already handled threads inherit anyway. */
 #define WALK_MAX_ROUNDS 1024
-
-/* The kernel's sched_prio_to_weight[] (kernel/sched/core.c), nice -20..19. */
-static const uint32_t prio_to_weight[LATNICE_WIDTH] = {
-        /* -20 */ 88761, 71755, 56483, 46273, 36291,
-        /* -15 */ 29154, 23254, 18705, 14949, 11916,
-        /* -10 */ 9548,  7620,  6100,  4904,  3906,
-        /*  -5 */ 3121,  2501,  1991,  1586,  1277,
-        /*   0 */ 1024,  820,   655,   526,   423,
-        /*   5 */ 335,   272,   215,   172,   137,
-        /*  10 */ 110,   87,    70,    56,    45,
-        /*  15 */ 36,    29,    23,    18,    15,
-};
-
-static const char * const backend_table[_BACKEND_MAX] = {
-        [BACKEND_NONE] = "none",
-        [BACKEND_LATENCY_NICE] = "latency-nice",
-        [BACKEND_EEVDF_SLICE] = "eevdf-slice",
-};
-
-const char *backend_to_string(Backend b) {
-        if ((unsigned) b >= _BACKEND_MAX)
-                return NULL;
-        return backend_table[b];
-}
-
-Backend backend_from_string(const char *s) {
-        if (!s)
-                return _BACKEND_MAX;
-        for (unsigned i = 0; i < _BACKEND_MAX; i++)
-                if (strcmp(s, backend_table[i]) == 0)
-                        return (Backend) i;
-        return _BACKEND_MAX;
-}
-
-const char *sched_policy_to_string(unsigned policy) {
-        switch (policy & ~(unsigned) LATNICE_SCHED_RESET_ON_FORK) {
-        case LATNICE_SCHED_OTHER:
-                return "other";
-        case LATNICE_SCHED_FIFO:
-                return "fifo";
-        case LATNICE_SCHED_RR:
-                return "rr";
-        case LATNICE_SCHED_BATCH:
-                return "batch";
-        case LATNICE_SCHED_IDLE:
-                return "idle";
-        case LATNICE_SCHED_DEADLINE:
-                return "deadline";
-        case LATNICE_SCHED_EXT:
-                return "ext";
-        default:
-                return "unknown";
-        }
-}
-
-static bool latnice_valid(int ln) {
-        return ln >= LATNICE_MIN && ln <= LATNICE_MAX;
-}
-
-static uint64_t clamp_slice(uint64_t s) {
-        if (s < LATNICE_SLICE_MIN_NS)
-                return LATNICE_SLICE_MIN_NS;
-        if (s > LATNICE_SLICE_MAX_NS)
-                return LATNICE_SLICE_MAX_NS;
-        return s;
-}
-
-uint64_t latnice_to_slice_ns(int latency_nice, uint64_t base_slice_ns) {
-        if (latency_nice == 0 || base_slice_ns == 0)
-                return 0;
-        if (latency_nice < LATNICE_MIN)
-                latency_nice = LATNICE_MIN;
-        if (latency_nice > LATNICE_MAX)
-                latency_nice = LATNICE_MAX;
-        /* base is at most a few 100 ms: base * 1024 cannot overflow */
-        return clamp_slice(base_slice_ns * 1024 / prio_to_weight[LATNICE_TO_PRIO(latency_nice)]);
-}
-
-/* The slice ln stands for, with ln 0 as the default slice itself. */
-static uint64_t effective_slice(int ln, uint64_t base) {
-        return ln == 0 ? clamp_slice(base) : latnice_to_slice_ns(ln, base);
-}
-
-/* Is a/b (>= 1) closer to 1 than c/d (>= 1)? Both ratios of clamped slices (<= 1e8): no overflow. */
-static int ratio_cmp(uint64_t a_hi, uint64_t a_lo, uint64_t b_hi, uint64_t b_lo) {
-        unsigned __int128 l = (unsigned __int128) a_hi * b_lo, r = (unsigned __int128) b_hi * a_lo;
-
-        return l < r ? -1 : l > r ? 1 : 0;
-}
-
-int latnice_from_slice_ns(uint64_t slice_ns, uint64_t base_slice_ns) {
-        uint64_t best_hi = 0, best_lo = 1;
-        int best = 0;
-        bool have = false;
-
-        if (slice_ns == 0 || base_slice_ns == 0)
-                return 0;
-        slice_ns = clamp_slice(slice_ns);
-        /* Nearest on the geometric scale the weights form; ties (clamped
-         * ranges) go to the value closest to 0, the weakest one that gives
-         * this slice. Walk outwards from 0 so the first minimum wins. */
-        for (int k = 0; k <= 2 * LATNICE_MAX + 1; k++) {
-                int ln = (k % 2 == 0) ? k / 2 : -(k + 1) / 2;
-                uint64_t s, hi, lo;
-
-                if (!latnice_valid(ln))
-                        continue;
-                s = effective_slice(ln, base_slice_ns);
-                hi = s > slice_ns ? s : slice_ns;
-                lo = s > slice_ns ? slice_ns : s;
-                if (!have || ratio_cmp(hi, lo, best_hi, best_lo) < 0) {
-                        best = ln;
-                        best_hi = hi;
-                        best_lo = lo;
-                        have = true;
-                }
-        }
-        return best;
-}
-
-void latnice_range_from_slice_ns(uint64_t slice_ns, uint64_t base_slice_ns, int *ret_lo, int *ret_hi) {
-        int ln = latnice_from_slice_ns(slice_ns, base_slice_ns), lo = ln, hi = ln;
-        uint64_t s = effective_slice(ln, base_slice_ns);
-
-        /* Clamping maps a run of values to one slice: report all of them. */
-        if (slice_ns != 0 && base_slice_ns != 0 && s == clamp_slice(slice_ns)) {
-                while (lo > LATNICE_MIN && effective_slice(lo - 1, base_slice_ns) == s)
-                        lo--;
-                while (hi < LATNICE_MAX && effective_slice(hi + 1, base_slice_ns) == s)
-                        hi++;
-        }
-        *ret_lo = lo;
-        *ret_hi = hi;
-}
 
 /* Finds a member by name in a struct, looking into anonymous struct/union
  * members too (randstruct wraps most of task_struct in one). */
@@ -663,10 +529,9 @@ static int apply_fresh(const SchedProbe *p, int proc_fd, pid_t pid, uint64_t sta
          * microsecond before the value lands is run time without it. */
         r = sched_thread_set_raw(p, pid, raw, &before);
         res->main_before = before;
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
         if (r == -ESRCH)
                 return -ESRCH;
-        if (read_stat_at(proc_fd, path, &st) < 0 || (start_time != 0 && st.start_time != start_time)) {
+        if (proc_stat_read_pid(proc_fd, pid, 0, &st) < 0 || (start_time != 0 && st.start_time != start_time)) {
                 /* Not the process the caller meant (or gone): put back what the pid had. */
                 if (r >= 0)
                         (void) sched_thread_set_raw(p, pid, sched_thread_raw(p, &before), NULL);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The scheduler side: which of the three ways to say "latency nice" this
- * kernel has (DESIGN.md), the latency-nice -> slice mapping shared by every
- * backend, and applying a value to threads and processes. Pure logic: the
- * proc fd and the BTF path come in as parameters; nothing logs.
+ * kernel has (probed, never guessed from the version), and applying a value
+ * to threads and processes. A -util module: it makes system calls, reads
+ * /proc through the fd handed in and starts a scratch thread to probe, but
+ * never logs and keeps no globals. The mapping itself is in sched-map.h.
  */
 #pragma once
 
@@ -14,16 +15,7 @@
 
 #include "latnice/uapi.h"
 #include "rules.h"
-
-typedef enum Backend {
-        BACKEND_NONE,         /* nothing to apply: keep running, report what would apply */
-        BACKEND_LATENCY_NICE, /* patched kernel (kernel/): sched_attr.sched_latency_nice */
-        BACKEND_EEVDF_SLICE,  /* mainline >= 6.12: custom slice in sched_attr.sched_runtime */
-        _BACKEND_MAX,
-} Backend;
-
-const char *backend_to_string(Backend b); /* "none", "latency-nice", "eevdf-slice" */
-Backend backend_from_string(const char *s); /* _BACKEND_MAX if unknown */
+#include "sched-map.h"
 
 typedef struct SchedProbe {
         Backend backend;
@@ -42,17 +34,6 @@ void sched_probe(const char *btf_path, SchedProbe *ret);
 
 /* > 0 if the BTF at path has a latency_nice/latency_prio member in struct task_struct, 0 if not, < 0 errno. */
 int sched_btf_has_latency_field(const char *btf_path);
-
-/* slice(ln) = clamp(base * 1024 / weight(ln), 0.1 ms, 100 ms); 0 for ln 0 ("no custom slice"). */
-uint64_t latnice_to_slice_ns(int latency_nice, uint64_t base_slice_ns);
-/* The inverse, to the nearest value; 0 for slice 0. Where clamping maps
- * several values to one slice, the one closest to 0. */
-int latnice_from_slice_ns(uint64_t slice_ns, uint64_t base_slice_ns);
-/* All values that map to this slice (lo == hi unless clamped), for display. */
-void latnice_range_from_slice_ns(uint64_t slice_ns, uint64_t base_slice_ns, int *ret_lo, int *ret_hi);
-
-/* "other", "fifo", "rr", "batch", "idle", "deadline", "ext", "unknown". */
-const char *sched_policy_to_string(unsigned policy);
 
 typedef struct ThreadSched {
         struct latnice_sched_attr attr; /* as read */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "match.h"
 #include "systemd-watch.h"
 #include "util.h"
 
@@ -97,22 +98,9 @@ static void watch_remove_at(SystemdWatch *w, size_t i, bool notify) {
 
 /* The interface that carries ControlGroup, from the unit type; NULL for types without a cgroup. */
 static const char *cgroup_interface(const char *name) {
-        static const struct {
-                const char *suffix, *iface;
-        } table[] = {
-                { ".service", "org.freedesktop.systemd1.Service" },
-                { ".slice", "org.freedesktop.systemd1.Slice" },
-                { ".scope", "org.freedesktop.systemd1.Scope" },
-                { ".socket", "org.freedesktop.systemd1.Socket" },
-                { ".mount", "org.freedesktop.systemd1.Mount" },
-                { ".swap", "org.freedesktop.systemd1.Swap" },
-        };
-        const char *dot = strrchr(name, '.');
+        const UnitType *t = unit_type_from_name(name, strlen(name));
 
-        for (size_t i = 0; dot && i < ELEMENTSOF(table); i++)
-                if (strcmp(dot, table[i].suffix) == 0)
-                        return table[i].iface;
-        return NULL;
+        return t ? t->interface : NULL;
 }
 
 static bool watch_synced(SystemdWatch *w) {
@@ -583,22 +571,25 @@ int systemd_watch_new(sd_bus *bus, const SystemdWatchOps *ops, void *userdata, S
                                    watch_on_name_owner_changed, match_installed, w);
         if (r < 0)
                 return r;
-        r = sd_bus_match_signal_async(bus, &w->unit_new_match, SD_DEST, SD_PATH, SD_MANAGER, "UnitNew",
-                                      watch_on_unit_new, match_installed, w);
-        if (r < 0)
-                return r;
-        r = sd_bus_match_signal_async(bus, &w->unit_removed_match, SD_DEST, SD_PATH, SD_MANAGER, "UnitRemoved",
-                                      watch_on_unit_removed, match_installed, w);
-        if (r < 0)
-                return r;
-        r = sd_bus_match_signal_async(bus, &w->job_removed_match, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved",
-                                      watch_on_job_removed, match_installed, w);
-        if (r < 0)
-                return r;
-        r = sd_bus_match_signal_async(bus, &w->reloading_match, SD_DEST, SD_PATH, SD_MANAGER, "Reloading",
-                                      watch_on_reloading, match_installed, w);
-        if (r < 0)
-                return r;
+        {
+                const struct {
+                        sd_bus_slot **slot;
+                        const char *member;
+                        sd_bus_message_handler_t handler;
+                } signals[] = {
+                        { &w->unit_new_match, "UnitNew", watch_on_unit_new },
+                        { &w->unit_removed_match, "UnitRemoved", watch_on_unit_removed },
+                        { &w->job_removed_match, "JobRemoved", watch_on_job_removed },
+                        { &w->reloading_match, "Reloading", watch_on_reloading },
+                };
+
+                for (size_t i = 0; i < ELEMENTSOF(signals); i++) {
+                        r = sd_bus_match_signal_async(bus, signals[i].slot, SD_DEST, SD_PATH, SD_MANAGER,
+                                                      signals[i].member, signals[i].handler, match_installed, w);
+                        if (r < 0)
+                                return r;
+                }
+        }
         /*
          * One match for the changes of every unit: a match per followed unit
          * would run into the bus's limit on matches per connection

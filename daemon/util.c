@@ -1,11 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Helpers for strings, numbers and small files. Pure: no logging, no globals. */
+/* Helpers for strings, numbers and small files (see util.h): no logging, no globals. */
 
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
 
 #include "util.h"
+
+int array_grow(void **array, size_t *alloc, size_t n, size_t size) {
+        size_t na;
+        void *p;
+
+        if (n < *alloc)
+                return 0;
+        na = *alloc ? *alloc * 2 : 16;
+        p = reallocarray(*array, na, size);
+        if (!p)
+                return -ENOMEM;
+        *array = p;
+        *alloc = na;
+        return 0;
+}
 
 char **strv_free(char **l) {
         if (!l)

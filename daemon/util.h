@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Small helpers shared by every module: cleanup attributes, ownership
- * transfer, string vectors and number parsing. Nothing here logs or keeps
- * state.
+ * transfer, string vectors, number parsing, UTF-8, paths. Nothing here logs
+ * or keeps state; read_full_file() is the one that does I/O.
  */
 #pragma once
 
@@ -63,6 +63,9 @@ static inline bool streq_ptr(const char *a, const char *b) {
 static inline bool isempty(const char *s) {
         return !s || !*s;
 }
+
+/* Makes room for element n of *array (doubling *alloc, from 16); 0 or -ENOMEM. */
+int array_grow(void **array, size_t *alloc, size_t n, size_t size);
 
 /* NULL-terminated string vectors. */
 char **strv_free(char **l);
@@ -126,6 +129,13 @@ int strv_split_quoted(const char *s, char ***ret, const char **ret_error);
 
 /* Reads a whole small file (up to max bytes) into a NUL-terminated buffer. */
 int read_full_file(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);
+
+/* The last component of a path: after the last slash, or all of it. */
+static inline const char *path_basename(const char *p) {
+        const char *s = strrchr(p, '/');
+
+        return s ? s + 1 : p;
+}
 
 /* Joins two path components with exactly one slash; root may be NULL or "/". */
 char *path_join(const char *root, const char *path);

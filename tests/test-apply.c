@@ -104,11 +104,9 @@ static void reap(Child *c) {
 }
 
 static uint64_t start_time_of(pid_t pid) {
-        char path[32];
         ProcStat st;
 
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
-        ASSERT_EQ(proc_stat_read(proc_fd, path, &st), 0);
+        ASSERT_EQ(proc_stat_read_pid(proc_fd, pid, 0, &st), 0);
         return st.start_time;
 }
 

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The SetLatencyNice and visibility decisions, alone. */
 
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+
 #include "authz.h"
 #include "tests.h"
 
@@ -34,9 +38,34 @@ static void test_set(void) {
         ASSERT_TRUE(!authz_raise_only_ok(0, -1));
 }
 
+static void test_set_args(void) {
+        /* the value first, then the pid, then the kernel: the order the errors come in */
+        ASSERT_EQ(authz_set_check_args(-20, false, 1, true), AUTHZ_SET_ARGS_OK);
+        ASSERT_EQ(authz_set_check_args(19, false, INT_MAX, true), AUTHZ_SET_ARGS_OK);
+        ASSERT_EQ(authz_set_check_args(-21, false, 1, true), AUTHZ_SET_ARGS_INVALID_VALUE);
+        ASSERT_EQ(authz_set_check_args(20, false, (uint32_t) INT_MAX + 1, false), AUTHZ_SET_ARGS_INVALID_VALUE);
+        ASSERT_EQ(authz_set_check_args(INT32_MIN, true, 0, true), AUTHZ_SET_ARGS_INVALID_VALUE);
+        ASSERT_EQ(authz_set_check_args(0, false, (uint32_t) INT_MAX + 1, false), AUTHZ_SET_ARGS_INVALID_PID);
+        ASSERT_EQ(authz_set_check_args(0, false, UINT32_MAX, true), AUTHZ_SET_ARGS_INVALID_PID);
+        /* by pidfd the pid argument is not there */
+        ASSERT_EQ(authz_set_check_args(0, true, UINT32_MAX, true), AUTHZ_SET_ARGS_OK);
+        ASSERT_EQ(authz_set_check_args(0, false, 1, false), AUTHZ_SET_ARGS_NOT_SUPPORTED);
+        ASSERT_TRUE(authz_may_lower_unasked(0));
+        ASSERT_TRUE(!authz_may_lower_unasked(1000));
+}
+
+static void test_set_outcome(void) {
+        ASSERT_EQ(authz_set_outcome(1, 3, -EPERM), AUTHZ_SET_APPLIED);
+        ASSERT_EQ(authz_set_outcome(0, 1, -EPERM), AUTHZ_SET_DENIED);
+        ASSERT_EQ(authz_set_outcome(0, 0, -EPERM), AUTHZ_SET_FAILED);
+        ASSERT_EQ(authz_set_outcome(0, 0, 0), AUTHZ_SET_ALL_REALTIME);
+}
+
 int main(void) {
         test_owns();
         test_set();
+        test_set_args();
+        test_set_outcome();
         printf("test-authz: ok\n");
         return 0;
 }

@@ -23,11 +23,13 @@
 
 #include "latnice/dbus.h"
 #include "manager-bus.h"
+#include "manager-decide.h"
+#include "manager-rules.h"
 #include "proc.h"
 #include "tests.h"
 #include "util.h"
 
-/* ---- stubs for what manager.c does ------------------------------------ */
+/* ---- stubs for what the manager does ------------------------------------ */
 
 static int stub_reload_result;
 static Backend the_backend;

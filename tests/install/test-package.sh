@@ -189,7 +189,7 @@ check "  reports the profile of /etc/latnice/latniced.conf (desktop)" grep -q 'P
 # --- a drop-in in /etc/latnice.d, live; systemctl reload -----------------------------------------
 base=$(in_ awk '$1 == "se.slice" { print $3 }' /proc/self/sched)
 [[ -n $base ]] || { echo "SKIP: /proc/PID/sched shows no se.slice (not an EEVDF kernel)"; exit 77; }
-S5=$((base * 1024 / 335)) # DESIGN.md: slice(5) = base * 1024 / weight(5)
+S5=$((base * 1024 / 335)) # daemon/sched-map.c: slice(5) = base * 1024 / weight(5)
 in_ cp /bin/sleep /run/lntest-proc
 check "a process started before the drop-in" in_ systemd-run -q --unit=lnt-before /run/lntest-proc 600
 check "  has the default slice ($base ns)" has_slice lnt-before.service "$base"

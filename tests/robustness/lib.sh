@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Shared by the robustness tests (issue 11): a contained systemd (tests/systemd/lntest-systemd)
+# Shared by the robustness tests: a contained systemd (tests/systemd/lntest-systemd)
 # running the installed latniced.service with the ASan+UBSan build of the daemon, a rule tree and
 # a work directory bound in at /run/lnrobust, and the checks on the sanitizer logs.
 #
@@ -66,7 +66,7 @@ robust_cleanup() {
 trap robust_cleanup EXIT
 trap 'exit 1' INT TERM
 
-# S LN: the slice the daemon sets for latency nice LN (DESIGN.md's mapping, sched.c's table).
+# S LN: the slice the daemon sets for latency nice LN (the mapping in daemon/sched-map.c).
 BASE_SLICE=$(awk '$1 == "se.slice" { print $3 }' /proc/self/sched)
 WEIGHTS=(88761 71755 56483 46273 36291 29154 23254 18705 14949 11916 9548 7620 6100 4904 3906
         3121 2501 1991 1586 1277 1024 820 655 526 423 335 272 215 172 137 110 87 70 56 45 36 29 23 18 15)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Abuse cases of issue 11 against the ASan daemon, one daemon for all, each case its own checks:
+# Abuse cases against the ASan daemon, one daemon for all, each case its own checks:
 #   reload storms (defect 1), non-UTF-8 process names (3), nobody reading root's command line (8),
 #   the Threads=main bypass of SetLatencyNice (7), a user namespace faking Exe= (9),
 #   Override=no and a foreign slice a little off the default (10).

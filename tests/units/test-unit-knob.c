@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "manager-units.h"
+#include "unit-knob.h"
 #include "../tests.h"
 #include "util.h"
 

@@ -5,7 +5,7 @@
 # (tests/systemd/lntest-systemd): the installed unit (hardening and all) runs the build tree's
 # latniced on a rule tree bound into the container at /run/lnroot, and every task of the units
 # is checked in /proc/PID/task/TID/sched (this kernel has no cgroup knob: values go per task as
-# EEVDF slices, DESIGN.md's mapping). Then latniced without systemd on its bus, on the host.
+# EEVDF slices, the mapping of daemon/sched-map.c). Then latniced without systemd on its bus, on the host.
 #
 #   test-units.sh LATNICED LATNICECTL LATNICED_SERVICE
 #
@@ -45,7 +45,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# DESIGN.md: slice(ln) = base * 1024 / weight(ln), clamped to 0.1..100 ms; base is the default slice.
+# daemon/sched-map.c: slice(ln) = base * 1024 / weight(ln), clamped to 0.1..100 ms; base is the default slice.
 base=$(awk '$1 == "se.slice" { print $3 }' /proc/self/sched)
 [[ -n $base ]] || { echo "SKIP: /proc/PID/sched shows no se.slice (not an EEVDF kernel)"; exit 77; }
 declare -A weight=([-10]=9548 [-5]=3121 [3]=526 [5]=335 [7]=214)

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Decoding the BPF ring buffer's records (include/latnice/event.h) into
+ * what the rules match on. Pure: no I/O, no logging, no globals. What a
+ * record cannot say (a path behind a symlink, a command line longer than
+ * the record, names, the cgroup path) the caller reads from /proc while the
+ * process runs (manager-sources.c).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "latnice/event.h"
+#include "match.h"
+
+typedef enum ExecEventType {
+        EXEC_EVENT_INVALID, /* too short, unknown type, lengths beyond the record, strings without their NUL */
+        EXEC_EVENT_EXEC,
+        EXEC_EVENT_EXIT,
+} ExecEventType;
+
+/* argv words a record's arguments are split into, the last one NULL. */
+#define EXEC_EVENT_ARGV_MAX 65
+
+/* Where decoded strings live that are not in the record itself. */
+typedef struct ExecEventBuf {
+        char exe[LATNICE_EXE_LEN + LATNICE_EXE_BASE_LEN + 2];
+        char args[LATNICE_ARGS_LEN + 1];
+        char *argv[EXEC_EVENT_ARGV_MAX];
+} ExecEventBuf;
+
+typedef struct ExecEvent {
+        ExecEventType type;
+        pid_t pid;
+        uint64_t start_time;        /* clock ticks since boot, as in /proc/PID/stat */
+        /* EXEC only: */
+        uint64_t parent_start_time; /* the same of the parent */
+        uint64_t cgroup_id;
+        uint64_t ktime;             /* CLOCK_MONOTONIC ns when the exec finished */
+        TaskInfo task;              /* strings point into the record and the ExecEventBuf */
+        bool exe_exact;             /* task.exe, the execve() path, names the binary that runs */
+        const char *exe_guess;      /* else: the binary's path as far as the record tells */
+        bool has_args;              /* the record carries argv words (task.argv) */
+        size_t args_len;            /* how many bytes of them */
+} ExecEvent;
+
+/*
+ * Decodes one record of size bytes; the record and buf must outlive what
+ * *ret points into. ns_per_tick converts the kernel's boot times to clock
+ * ticks. task.argv_truncated says the record could not hold every word.
+ */
+ExecEventType task_info_from_event(const void *data, size_t size, uint64_t ns_per_tick, ExecEventBuf *buf,
+                                   ExecEvent *ret);

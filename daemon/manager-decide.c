@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Deciding and applying (see manager-decide.h). The applied table
+ * remembers what we set, so that a value somebody else set is respected,
+ * a restore only touches our own values, and a reused pid is noticed by
+ * its start time.
+ */
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "log.h"
+#include "manager-decide.h"
+#include "proc.h"
+#include "state.h"
+#include "util.h"
+
+static void manager_prune(Manager *m);
+
+/* Writes e's record to the state file (a new one, or its own slot). */
+static void manager_state_save(Manager *m, AppliedProcess *e) {
+        StateRecord rec;
+
+        if (!m->state)
+                return;
+        state_record_from_applied(e, &rec);
+        if (e->state_slot == STATE_SLOT_NONE)
+                e->state_slot = state_file_add(m->state, &rec);
+        else
+                state_file_update(m->state, e->state_slot, &rec);
+}
+
+/* Drops a process from the table and the state file; untrack: it is tracked by the BPF side still. */
+void manager_forget_full(Manager *m, pid_t pid, bool untrack) {
+        AppliedProcess *e = applied_table_get(m->applied, pid);
+
+        if (!e)
+                return;
+        if (m->state && e->state_slot != STATE_SLOT_NONE) {
+                uint32_t slot = e->state_slot;
+                pid_t moved = state_file_remove(m->state, slot);
+                AppliedProcess *me = moved > 0 ? applied_table_get(m->applied, moved) : NULL;
+
+                if (me)
+                        me->state_slot = slot;
+        }
+        applied_table_remove(m->applied, pid);
+        if (untrack && m->bpf)
+                (void) exec_bpf_track(m->bpf, pid, false);
+}
+
+/* Inserts or replaces an entry (the table takes its strings) and keeps the state file in step. */
+static int manager_record(Manager *m, AppliedProcess *n) {
+        AppliedProcess *old = applied_table_get(m->applied, n->pid), *e;
+        int r;
+
+        n->state_slot = old ? old->state_slot : STATE_SLOT_NONE;
+        r = applied_table_put(m->applied, n);
+        if (r < 0)
+                return r;
+        e = applied_table_get(m->applied, n->pid);
+        manager_state_save(m, e);
+        if (m->bpf && !old)
+                (void) exec_bpf_track(m->bpf, n->pid, true);
+        return 0;
+}
+
+int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
+                          const ThreadSched *before, uid_t by) {
+        AppliedProcess *e = applied_table_get(m->applied, pid);
+        AppliedProcess n = {
+                .pid = pid,
+                .start_time = start_time,
+                .uid = uid,
+                .latency_nice = value,
+                .raw = sched_raw_value(&m->probe, value),
+                .before = before ? before->latency_nice : 0,
+                .before_raw = before ? sched_thread_raw(&m->probe, before) : 0,
+                .rule_name = strdup("manual"),
+                .inherit = true, /* like nice: what somebody asked for a program, its children keep */
+                .manual = true,
+                .manual_uid = by,
+        };
+        int r;
+
+        if (e && e->start_time == start_time) {
+                /* Still what it had before any of us. */
+                n.before = e->before;
+                n.before_raw = e->before_raw;
+        }
+        snprintf(n.comm, sizeof(n.comm), "%s", comm ?: "");
+        if (asprintf(&n.rule, "SetLatencyNice by uid %u", (unsigned) by) < 0)
+                n.rule = NULL;
+        if (!n.rule || !n.rule_name) {
+                free(n.rule);
+                free(n.rule_name);
+                return log_oom();
+        }
+        r = manager_record(m, &n);
+        if (r < 0) {
+                free(n.rule);
+                free(n.rule_name);
+                return log_oom();
+        }
+        manager_prune(m);
+        return 0;
+}
+
+/*
+ * Is the file at path the executable t runs? The kernel told us its inode
+ * (BPF record), or /proc/PID/exe leads to it. An executable that was
+ * replaced while it ran (an upgrade: "/usr/bin/x (deleted)") still counts
+ * for its old path if root owns it and only root could write it.
+ */
+static bool manager_exe_is(const TaskInfo *t, const char *path, void *userdata) {
+        Manager *m = userdata;
+        struct stat want, have;
+        bool have_want;
+        char link[32];
+        size_t l;
+
+        have_want = stat(path, &want) >= 0;
+        if (have_want && t->exe_ino != 0) {
+                if (want.st_ino != t->exe_ino)
+                        return false;
+                if (want.st_dev == makedev(t->exe_dev >> 20, t->exe_dev & 0xfffff))
+                        return true;
+                /* Same inode number, another device number (btrfs subvolumes report their own): ask /proc. */
+        }
+        snprintf(link, sizeof(link), "%d/exe", (int) t->pid);
+        if (fstatat(m->proc_fd, link, &have, 0) < 0)
+                return false;
+        if (have_want && want.st_dev == have.st_dev && want.st_ino == have.st_ino)
+                return true;
+        l = strlen(path);
+        return t->exe && strncmp(t->exe, path, l) == 0 && strcmp(t->exe + l, " (deleted)") == 0 &&
+               have.st_nlink == 0 && have.st_uid == 0 && !(have.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+void manager_task_set_exe_check(Manager *m, TaskInfo *t) {
+        t->exe_is = manager_exe_is;
+        t->exe_userdata = m;
+}
+
+static void manager_restore(Manager *m, AppliedProcess *e, const char *why) {
+        int r;
+
+        r = applied_restore(&m->probe, m->proc_fd, e);
+        if (r == -ESRCH)
+                log_debug("%s[%d] is gone, nothing to restore.", e->comm, (int) e->pid);
+        else if (r < 0)
+                log_warning_errno(r, "Failed to restore %s[%d]: %m", e->comm, (int) e->pid);
+        else if (r == 0)
+                log_info("%s[%d]: value changed by somebody else, leaving it (%s).", e->comm, (int) e->pid, why);
+        else
+                log_info("%s[%d]: restored LatencyNice=%d (%s).", e->comm, (int) e->pid, e->before, why);
+}
+
+/*
+ * Exit events keep the table small, but an exit is not reported for a
+ * process whose value went back to the default (the BPF side skips those),
+ * nor while events are lost. Whenever the table has doubled, drop the dead:
+ * amortized constant work per apply, done later as bulk work (a walk over
+ * 100,000 entries must not run at SCHED_FIFO).
+ */
+static int manager_on_prune(sd_event_source *s, void *userdata) {
+        Manager *m = userdata;
+        _cleanup_(freep) pid_t *gone = NULL;
+        size_t i = 0, n_gone = 0, size = applied_table_size(m->applied);
+        AppliedProcess *e;
+
+        manager_leave_realtime(m);
+        gone = calloc(size + 1, sizeof(pid_t));
+        if (!gone)
+                return 0;
+        while ((e = applied_table_next(m->applied, &i)))
+                if (!proc_pid_is(m->proc_fd, e->pid, e->start_time))
+                        gone[n_gone++] = e->pid;
+        for (size_t j = 0; j < n_gone; j++)
+                manager_forget(m, gone[j]);
+        size = applied_table_size(m->applied);
+        m->prune_at = size * 2 > 256 ? size * 2 : 256;
+        log_debug("Pruned %zu exited processes, %zu left.", n_gone, size);
+        return 0;
+}
+
+static void manager_prune(Manager *m) {
+        int r;
+
+        if (applied_table_size(m->applied) < m->prune_at)
+                return;
+        if (!m->prune_defer) {
+                r = sd_event_add_defer(m->event, &m->prune_defer, manager_on_prune, m);
+                if (r < 0)
+                        return (void) log_warning_errno(r, "Failed to schedule pruning the applied table: %m");
+                (void) sd_event_source_set_description(m->prune_defer, "prune");
+                (void) sd_event_source_set_priority(m->prune_defer, SD_EVENT_PRIORITY_IDLE);
+        }
+        (void) sd_event_source_set_enabled(m->prune_defer, SD_EVENT_ONESHOT);
+}
+
+/* The same value from another rule (a re-exec into another program, a reload): only the bookkeeping changes. */
+static int manager_update_metadata(Manager *m, AppliedProcess *e, const ApplyRequest *q) {
+        char *ref, *name;
+
+        if (streq_ptr(e->rule, q->ref) && streq_ptr(e->rule_name, q->rule_name) && e->inherit == q->inherit)
+                return 0;
+        ref = strdup(q->ref);
+        name = strdup(q->rule_name);
+        if (!ref || !name) {
+                free(ref);
+                free(name);
+                return log_oom();
+        }
+        free(e->rule);
+        free(e->rule_name);
+        e->rule = ref;
+        e->rule_name = name;
+        e->inherit = q->inherit;
+        manager_state_save(m, e);
+        return 0;
+}
+
+ApplyRequest apply_request_from_rule(const Rule *rule, bool via_unit, char *ref_buf, size_t ref_size) {
+        rule_format_ref(rule, ref_buf, ref_size);
+        return (ApplyRequest) {
+                .latency_nice = rule->latency_nice,
+                .threads = rule->threads,
+                .override = rule->override,
+                .inherit = rule->inherit,
+                .ref = ref_buf,
+                .rule_name = rule->name,
+                .via_unit = via_unit,
+        };
+}
+
+int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec) {
+        AppliedProcess *e = applied_table_get(m->applied, t->pid);
+        ThreadSched before = {};
+        ApplyResult res = {};
+        int r;
+
+        if (e && e->start_time != start_time)
+                e = NULL; /* about a dead process: replaced below */
+        if (e && !e->manual && e->latency_nice == q->latency_nice && e->via_unit == q->via_unit &&
+            (!q->override || applied_is_ours(&m->probe, m->proc_fd, e) != 0))
+                return manager_update_metadata(m, e, q);
+
+        if (m->probe.backend == BACKEND_NONE || m->options.dry_run) {
+                log_info("%s[%d]: would set LatencyNice=%d from %s (%s).", t->comm, (int) t->pid, q->latency_nice,
+                         q->ref, m->options.dry_run ? "dry run" : "kernel has no backend");
+                return 0;
+        }
+
+        if (!fresh_exec) {
+                /* Somebody else's value is theirs, unless the rule says Override=yes. The raw value decides:
+                 * a foreign slice a little off the default rounds to latency nice 0 and is still foreign. */
+                r = sched_thread_get(&m->probe, t->pid, &before);
+                if (r == -ESRCH) {
+                        log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
+                        return 0;
+                }
+                if (r < 0)
+                        return log_warning_errno(r, "Failed to read %s[%d]: %m", t->comm, (int) t->pid);
+                if (!q->override && !before.realtime && sched_thread_raw(&m->probe, &before) != 0 &&
+                    (!e || sched_thread_raw(&m->probe, &before) != e->raw)) {
+                        log_info("%s[%d]: has LatencyNice=%d set by somebody else; %s wants %d, leaving it "
+                                 "(Override=no).", t->comm, (int) t->pid, before.latency_nice, q->ref,
+                                 q->latency_nice);
+                        return 0;
+                }
+        }
+
+        r = sched_apply_process(&m->probe, m->proc_fd, t->pid, start_time, q->latency_nice, q->threads, fresh_exec,
+                                &res);
+        if (r == -ESRCH) {
+                log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
+                return 0;
+        }
+        if (r < 0) {
+                m->apply_errors++;
+                return log_warning_errno(r, "Failed to set LatencyNice=%d on %s[%d] (%s): %m", q->latency_nice,
+                                         t->comm, (int) t->pid, q->ref);
+        }
+        if (fresh_exec)
+                before = res.main_before;
+        m->tasks_applied += res.n_applied;
+
+        {
+                AppliedProcess n = {
+                        .pid = t->pid,
+                        .start_time = start_time,
+                        .uid = t->uid,
+                        .latency_nice = q->latency_nice,
+                        .raw = sched_raw_value(&m->probe, q->latency_nice),
+                        .before = e ? e->before : before.latency_nice,
+                        .before_raw = e ? e->before_raw : sched_thread_raw(&m->probe, &before),
+                        .rule = strdup(q->ref),
+                        .rule_name = strdup(q->rule_name),
+                        .via_unit = q->via_unit,
+                        .inherit = q->inherit,
+                        .exe_ino = t->exe_ino,
+                        .exe_dev = t->exe_dev,
+                };
+
+                snprintf(n.comm, sizeof(n.comm), "%s", t->comm ?: "");
+                if (!n.rule || !n.rule_name || manager_record(m, &n) < 0) {
+                        free(n.rule);
+                        free(n.rule_name);
+                        return log_oom();
+                }
+        }
+        manager_prune(m);
+        if (m->hooks.applied)
+                m->hooks.applied(m, t->pid, t->comm, q->latency_nice, q->rule_name);
+
+        if (res.n_realtime > 0 || res.n_foreign > 0 || res.n_failed > 0)
+                log_info("%s[%d]: LatencyNice=%d from %s on %u of %u threads (%u realtime, %u foreign, %u failed%s%s).",
+                         t->comm, (int) t->pid, q->latency_nice, q->ref, res.n_applied, res.n_threads,
+                         res.n_realtime, res.n_foreign, res.n_failed, res.first_error ? ": " : "",
+                         res.first_error ? strerror(-res.first_error) : "");
+        else
+                log_info("%s[%d]: LatencyNice=%d from %s (%u thread%s).", t->comm, (int) t->pid, q->latency_nice,
+                         q->ref, res.n_threads, res.n_threads == 1 ? "" : "s");
+        return 1;
+}
+
+/*
+ * A value belongs to the program a rule named, not to everything it starts:
+ * a terminal at -8 must not hand -8 to every build run in it, nor a
+ * compositor its value to every application it launches. So when a child
+ * of a process we set execs a program that no rule matches, and it still
+ * carries our value (inherited through fork), it gets the default back,
+ * unless the parent's rule says Inherit=yes. Values somebody else set are
+ * not ours to reset. The parent must be the process we set, not a later
+ * one with its pid: its start time says.
+ */
+static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start) {
+        AppliedProcess *parent;
+        ThreadSched cur = {};
+        ApplyResult res = {};
+        pid_t ppid = t->ppid;
+        int r;
+
+        if (ppid <= 0 || parent_start == 0) {
+                /* In a child pid namespace BPF cannot name the parent in our terms; /proc can. */
+                ProcStat st, pst;
+
+                if (proc_stat_read_pid(m->proc_fd, t->pid, 0, &st) < 0)
+                        return 0;
+                ppid = st.ppid;
+                if (proc_stat_read_pid(m->proc_fd, ppid, 0, &pst) < 0)
+                        return 0;
+                parent_start = pst.start_time;
+        }
+        parent = applied_table_get(m->applied, ppid);
+        if (!parent || parent->start_time != parent_start || parent->inherit || m->probe.backend == BACKEND_NONE)
+                return 0;
+        r = sched_thread_get(&m->probe, t->pid, &cur);
+        if (r < 0 || sched_thread_raw(&m->probe, &cur) != parent->raw)
+                return 0;
+        if (m->options.dry_run) {
+                log_info("%s[%d]: would reset LatencyNice=%d inherited from %s[%d] (dry run).", t->comm, (int) t->pid,
+                         parent->latency_nice, parent->comm, (int) ppid);
+                return 0;
+        }
+        r = sched_apply_process(&m->probe, m->proc_fd, t->pid, start_time, LATNICE_DEFAULT, THREADS_ALL, true, &res);
+        if (r < 0) {
+                if (r != -ESRCH)
+                        log_warning_errno(r, "Failed to reset %s[%d] to the default: %m", t->comm, (int) t->pid);
+                return 0;
+        }
+        log_info("%s[%d]: back to LatencyNice=0: no rule matches it, and %d was inherited from %s[%d] (%s).",
+                 t->comm, (int) t->pid, parent->latency_nice, parent->comm, (int) ppid, parent->rule);
+        return 1;
+}
+
+/*
+ * One decision for one process: a value somebody set through
+ * SetLatencyNice (latnicectl run, set) stays; else the first matching
+ * process rule, else a unit rule of the unit it runs in (per task, where
+ * the kernel has no cgroup knob), else nothing (and a value we set earlier
+ * is restored).
+ * fresh_exec: the exec just happened, so the value the process carries is
+ * inherited, not chosen for this program: apply. Otherwise a value that is
+ * neither default nor ours is foreign and only replaced with Override=yes.
+ * parent_start: the parent's start time as the exec event saw it (0: ask /proc).
+ */
+int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start, bool fresh_exec) {
+        AppliedProcess *e = applied_table_get(m->applied, t->pid);
+        MatchResult mr = {};
+        const Rule *rule;
+        ApplyRequest q;
+        char ref[512];
+        int r;
+
+        if (e && e->start_time != start_time && start_time != 0) {
+                /* The pid was reused: the entry is about a dead process. */
+                manager_forget(m, t->pid);
+                e = NULL;
+        }
+        if (e && e->manual) {
+                /* An explicit choice wins over the rules, across an exec too, while it is in place. */
+                if (applied_is_ours(&m->probe, m->proc_fd, e) > 0)
+                        return 0;
+                manager_forget(m, t->pid);
+                e = NULL;
+        }
+
+        r = match_index_task(m->index, t, false, &mr);
+        if (r < 0)
+                return log_oom();
+        rule = mr.rule;
+        match_result_done(&mr);
+
+        if (!rule) {
+                r = m->hooks.units_decide ? m->hooks.units_decide(m, t, start_time, fresh_exec) : 0;
+                if (r != 0)
+                        return r;
+                e = applied_table_get(m->applied, t->pid);
+                if (e) {
+                        manager_restore(m, e, "no rule matches any more");
+                        manager_forget(m, t->pid);
+                } else if (fresh_exec)
+                        return manager_reset_inherited(m, t, start_time, parent_start);
+                return 0;
+        }
+        q = apply_request_from_rule(rule, false, ref, sizeof(ref));
+        return manager_apply(m, t, start_time, &q, fresh_exec);
+}
+
+/* Reads what the rules need from /proc and decides. */
+int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
+        ProcWhat what = PROC_EXE | PROC_IDS;
+        _cleanup_(proc_task_done) ProcTask p = {};
+        TaskInfo t;
+        int r;
+
+        if (m->filter.want_args)
+                what |= PROC_CMDLINE;
+        if (m->needs_parent)
+                what |= PROC_PARENT;
+        if (m->needs_cgroup)
+                what |= PROC_CGROUP;
+        if (m->needs_names)
+                what |= PROC_NAMES;
+
+        r = proc_task_read(m->proc_fd, pid, what, &p);
+        if (r < 0)
+                return r;
+        if ((p.stat.flags & PROC_PF_KTHREAD) || p.stat.state == 'Z')
+                return 0;
+        proc_task_to_info(&p, &t);
+        manager_task_set_exe_check(m, &t);
+        if (!p.exe) {
+                /* /proc/PID/exe of another user's process needs CAP_SYS_PTRACE, which the unit does not
+                 * give: what its exec event told us about the binary still holds until its next exec. */
+                AppliedProcess *e = applied_table_get(m->applied, pid);
+
+                if (e && e->start_time == p.stat.start_time) {
+                        t.exe_ino = e->exe_ino;
+                        t.exe_dev = e->exe_dev;
+                }
+        }
+        return manager_decide(m, &t, p.stat.start_time, 0, fresh_exec);
+}
+
+/* Decides the processes of a unit's subtree, as bulk work (not at SCHED_FIFO). */
+int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_applied) {
+        manager_leave_realtime(m);
+        for (size_t i = 0; i < n; i++)
+                if (!skip_applied || !applied_table_get(m->applied, pids[i]))
+                        (void) manager_decide_pid(m, pids[i], false);
+        return 0;
+}

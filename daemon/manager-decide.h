@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Deciding and applying: which value a process gets (a SetLatencyNice
+ * choice, the first process rule, a unit rule, or none), setting it,
+ * resetting values children inherited from a process we set, and keeping
+ * the applied table and the state file in step with what runs.
+ */
+#pragma once
+
+#include "manager.h"
+
+typedef struct ApplyRequest {
+        int latency_nice;
+        ThreadsMode threads;
+        bool override;
+        const char *ref;       /* "[Process x] file:line", for logs and D-Bus */
+        const char *rule_name; /* the rule's section name */
+        bool via_unit;         /* a unit rule's per-task fallback */
+        bool inherit;          /* Inherit=yes: children that exec other programs keep it */
+} ApplyRequest;
+
+/* The request a rule makes; the rule's reference is formatted into ref_buf. */
+ApplyRequest apply_request_from_rule(const Rule *rule, bool via_unit, char *ref_buf, size_t ref_size);
+
+/*
+ * Sets a process's value and records it (applied table, exit tracking, the
+ * Applied signal, a log line). A value somebody else set stays unless
+ * q->override. Returns 1 if applied, 0 if left alone or gone, <0 on error.
+ */
+int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec);
+
+/*
+ * One decision for one process. fresh_exec: the exec just happened, so its
+ * value is inherited, not chosen for this program. parent_start: the
+ * parent's start time as the exec event saw it (0: ask /proc).
+ */
+int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start, bool fresh_exec);
+/* Reads what the rules need from /proc and decides. */
+int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec);
+/* Decides the given processes (a unit's subtree) as bulk work; skip_applied: only those we have not set. */
+int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_applied);
+
+/* Records a value set through SetLatencyNice (an explicit choice: rules leave it alone). */
+int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
+                          const ThreadSched *before, uid_t by);
+
+/* Lets Exe= paths in t be checked against the file the task really runs. */
+void manager_task_set_exe_check(Manager *m, TaskInfo *t);
+
+/* Drops a process from the table and the state file; untrack: stop its exit reports from BPF too. */
+void manager_forget_full(Manager *m, pid_t pid, bool untrack);
+static inline void manager_forget(Manager *m, pid_t pid) {
+        manager_forget_full(m, pid, true);
+}
