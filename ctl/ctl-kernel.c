@@ -1,59 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Verbs that act on the kernel directly, without the daemon: run (like
- * nice/chrt: set our own value, then exec), get (per-thread view) and set
- * (apply to every thread of running processes). Each probes the backend
- * itself and says clearly what it did, also when it did only part of it.
+ * The kernel directly, without latniced: run (like nice/chrt: set our own
+ * value, then exec), and get and set when latniced is not there (the
+ * per-thread view; every thread of running processes). Each probes the
+ * backend itself and says clearly what it did, also when it did only part.
  */
 
 #include <fcntl.h>
-#include <getopt.h>
 #include <sys/stat.h>
 
-#include "ctl-bus.h"
+#include "ctl-output.h"
 #include "ctl.h"
 #include "proc.h"
 #include "sched.h"
 #include "util.h"
 
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
-
-static int parse_latnice_arg(const char *s, int *ret) {
-        int v;
-
-        if (safe_atoi(s, &v) < 0 || v < LATNICE_MIN || v > LATNICE_MAX) {
-                fprintf(stderr, "Invalid latency nice '%s': must be an integer in %d..%d.\n", s, LATNICE_MIN,
-                        LATNICE_MAX);
-                return -EINVAL;
-        }
-        *ret = v;
-        return 0;
-}
-
-static int parse_pid_arg(const char *s, pid_t *ret) {
-        if (parse_pid(s, ret) < 0) {
-                fprintf(stderr, "Invalid PID '%s': must be a positive integer.\n", s);
-                return -EINVAL;
-        }
-        return 0;
-}
-
-static int exit_code_for(int r) {
-        switch (r) {
-        case 0:
-                return CTL_EXIT_OK;
-        case -ESRCH:
-        case -ENOENT:
-                return CTL_EXIT_NO_PROCESS;
-        case -EPERM:
-        case -EACCES:
-                return CTL_EXIT_PERMISSION;
-        case -EOPNOTSUPP:
-                return CTL_EXIT_UNSUPPORTED;
-        default:
-                return CTL_EXIT_FAILURE;
-        }
-}
 
 /* Why sched_setattr() said EPERM, in words an administrator can act on. */
 static const char *permission_hint(const SchedProbe *p, int proc_fd, pid_t pid) {
@@ -79,51 +41,25 @@ static int probe_or_fail(SchedProbe *p) {
         return 0;
 }
 
-static void format_slice(uint64_t ns, char *buf, size_t size) {
-        snprintf(buf, size, "%llu.%03llu ms", (unsigned long long) (ns / 1000000),
-                 (unsigned long long) (ns / 1000 % 1000));
-}
+static const char run_usage[] =
+        "latnicectl run -l N [--] COMMAND [ARGS...]\n\n"
+        "Run COMMAND with latency nice N (-20 wake me up now .. 19 I can wait),\n"
+        "like nice(1) or chrt(1): latnicectl sets its own value, then executes\n"
+        "COMMAND, which keeps it (and its children and threads inherit it).\n\n"
+        "  -l --latency-nice=N  the value, -20..19\n"
+        "  -h --help            show this help\n\n"
+        "Exit status: that of COMMAND; 2 usage error, 4 not supported by this\n"
+        "kernel, 5 permission denied, 1 other failure before COMMAND ran,\n"
+        "126 COMMAND could not be executed, 127 COMMAND not found.\n";
 
-int verb_run(Ctl *ctl, int argc, char **argv) {
-        static const char usage[] =
-                "latnicectl run -l N [--] COMMAND [ARGS...]\n\n"
-                "Run COMMAND with latency nice N (-20 wake me up now .. 19 I can wait),\n"
-                "like nice(1) or chrt(1): latnicectl sets its own value, then executes\n"
-                "COMMAND, which keeps it (and its children and threads inherit it).\n\n"
-                "  -l --latency-nice=N  the value, -20..19\n"
-                "  -h --help            show this help\n\n"
-                "Exit status: that of COMMAND; 2 usage error, 4 not supported by this\n"
-                "kernel, 5 permission denied, 1 other failure before COMMAND ran,\n"
-                "126 COMMAND could not be executed, 127 COMMAND not found.\n";
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "latency-nice", required_argument, NULL, 'l' },
-                {}
-        };
+static int run_run(Ctl *ctl) {
         _cleanup_(freep) char *why = NULL;
+        char **command = ctl->args;
+        int ln = ctl->latency_nice, r, daemon;
         SchedProbe p;
-        bool have_ln = false;
-        int c, ln = 0, r, daemon;
 
-        while ((c = getopt_long(argc, argv, "+hl:", options, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        fputs(usage, stdout);
-                        return CTL_EXIT_OK;
-                case 'l':
-                        if (parse_latnice_arg(optarg, &ln) < 0)
-                                return CTL_EXIT_USAGE;
-                        have_ln = true;
-                        break;
-                default:
-                        fputs(usage, stderr);
-                        return CTL_EXIT_USAGE;
-                }
-        }
-        if (!have_ln || optind >= argc) {
-                fprintf(stderr, "%s\n%s", !have_ln ? "Missing -l N." : "Missing COMMAND.", usage);
-                return CTL_EXIT_USAGE;
-        }
+        if (!ctl->have_latency_nice || ctl->n_args == 0)
+                return ctl_usage_error(ctl, "%s", !ctl->have_latency_nice ? "Missing -l N." : "Missing COMMAND.");
 
         r = probe_or_fail(&p);
         if (r < 0)
@@ -144,42 +80,33 @@ int verb_run(Ctl *ctl, int argc, char **argv) {
         r = sched_thread_set(&p, gettid(), ln, NULL);
         if (r == -EBUSY) {
                 fprintf(stderr, "latnicectl itself runs with a realtime or idle policy: latency nice applies to "
-                                "SCHED_OTHER/SCHED_BATCH tasks. Nothing set, not running %s.\n", argv[optind]);
+                                "SCHED_OTHER/SCHED_BATCH tasks. Nothing set, not running %s.\n", command[0]);
                 return CTL_EXIT_FAILURE;
         }
         if (r == -EPERM || r == -EACCES) {
                 fprintf(stderr, "Cannot set latency nice %d: %s. Not running %s.\n", ln,
-                        permission_hint(&p, -1, getpid()), argv[optind]);
+                        permission_hint(&p, -1, getpid()), command[0]);
                 return CTL_EXIT_PERMISSION;
         }
         if (r < 0) {
                 fprintf(stderr, "Cannot set latency nice %d: %s. Not running %s.\n", ln, strerror(-r),
-                        argv[optind]);
-                return exit_code_for(r);
+                        command[0]);
+                return ctl_exit_from_errno(r);
         }
 
         if (daemon < 0)
                 fprintf(stderr, "latniced did not take latency nice %d as explicit (%s): a rule matching %s may "
-                        "replace it.\n", ln, why ?: "failed", argv[optind]);
+                        "replace it.\n", ln, why ?: "failed", command[0]);
 exec:
-        execvp(argv[optind], argv + optind);
+        execvp(command[0], command);
         r = errno;
-        fprintf(stderr, "Failed to execute %s: %s\n", argv[optind], strerror(r));
+        fprintf(stderr, "Failed to execute %s: %s\n", command[0], strerror(r));
         return r == ENOENT ? 127 : 126;
 }
 
-/* For a terminal: a process name is any bytes; controls and what is not UTF-8 become '?', as ps(1) does. */
-static void comm_printable(char *s) {
-        for (unsigned char *c = (unsigned char *) s; *c;) {
-                size_t n = *c >= 0x80 ? utf8_char_len((const char *) c) : 1;
-
-                if (n == 0 || *c < 0x20 || *c == 0x7f) {
-                        *c++ = '?';
-                        continue;
-                }
-                c += n;
-        }
-}
+const Verb verb_run = {
+        "run", run_run, "run a command with a latency nice value", run_usage,
+};
 
 static void print_thread(const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid) {
         char path[64], lnbuf[16] = "-", slice[32] = "-", policy[24];
@@ -205,7 +132,7 @@ static void print_thread(const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid)
                                 snprintf(lnbuf, sizeof(lnbuf), "%d", lo);
                         else
                                 snprintf(lnbuf, sizeof(lnbuf), "%d..%d", lo, hi);
-                        format_slice(t.attr.sched_runtime, slice, sizeof(slice));
+                        format_ms(t.attr.sched_runtime, slice, sizeof(slice));
                         if (raw == 0)
                                 strcat(slice, " (default)");
                 }
@@ -226,37 +153,10 @@ static void print_thread(const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid)
                (int) t.attr.sched_nice, lnbuf, slice);
 }
 
-int verb_get(Ctl *ctl, int argc, char **argv) {
-        static const char usage[] =
-                "latnicectl get PID...\n\n"
-                "Show the latency nice of every thread of each process: thread id,\n"
-                "name, policy, nice, latency nice and, on kernels that express it as\n"
-                "an EEVDF custom slice, the slice itself. A slice that several values\n"
-                "map to (clamped at 0.1 or 100 ms) shows as a range.\n\n"
-                "Exit status: 0 all shown, 2 usage error, 3 a process does not exist,\n"
-                "1 other failure.\n";
+int ctl_kernel_get(Ctl *ctl, const pid_t *pids, int n_pids) {
         _cleanup_(closep) int proc_fd = -1;
-        _cleanup_(freep) pid_t *pids = NULL;
-        int n_pids, rc = CTL_EXIT_OK;
+        int rc = CTL_EXIT_OK;
         SchedProbe p;
-
-        if (ctl_want_help(argc, argv, usage))
-                return CTL_EXIT_OK;
-        if (argc < 2) {
-                fprintf(stderr, "Missing PID.\n%s", usage);
-                return CTL_EXIT_USAGE;
-        }
-        pids = calloc((size_t) argc, sizeof(pid_t));
-        if (!pids)
-                return CTL_EXIT_FAILURE;
-        n_pids = 0;
-        for (int i = 1; i < argc; i++) {
-                if (strcmp(argv[i], "--") == 0)
-                        continue;
-                if (parse_pid_arg(argv[i], &pids[n_pids]) < 0)
-                        return CTL_EXIT_USAGE;
-                n_pids++;
-        }
 
         proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (proc_fd < 0) {
@@ -267,7 +167,7 @@ int verb_get(Ctl *ctl, int argc, char **argv) {
         if (p.backend == BACKEND_EEVDF_SLICE) {
                 char base[32];
 
-                format_slice(p.base_slice_ns, base, sizeof(base));
+                format_ms(p.base_slice_ns, base, sizeof(base));
                 printf("Backend: %s (default slice %s)\n", backend_to_string(p.backend), base);
         } else
                 printf("Backend: %s (%s)\n", backend_to_string(p.backend), p.reason);
@@ -284,7 +184,7 @@ int verb_get(Ctl *ctl, int argc, char **argv) {
                         fprintf(stderr, "PID %d: %s\n", (int) pids[i],
                                 r == -ESRCH ? "no such process" : strerror(-r));
                         if (rc == CTL_EXIT_OK)
-                                rc = exit_code_for(r);
+                                rc = ctl_exit_from_errno(r);
                         continue;
                 }
                 comm_printable(st.comm);
@@ -297,7 +197,7 @@ int verb_get(Ctl *ctl, int argc, char **argv) {
                         fprintf(stderr, "PID %d: cannot list threads: %s\n", (int) pids[i],
                                 n == -ESRCH ? "process exited" : strerror(-n));
                         if (rc == CTL_EXIT_OK)
-                                rc = exit_code_for(n);
+                                rc = ctl_exit_from_errno(n);
                         continue;
                 }
                 printf("%8s  %-15s  %-8s  %4s  %-8s  %s\n", "TID", "COMM", "POLICY", "NICE", "LATNICE", "SLICE");
@@ -319,7 +219,7 @@ static int set_one(const SchedProbe *p, int proc_fd, pid_t pid, int ln) {
         if (r < 0) {
                 fprintf(stderr, "PID %d: %s, nothing applied.\n", (int) pid,
                         r == -ESRCH ? "no such process" : strerror(-r));
-                return exit_code_for(r);
+                return ctl_exit_from_errno(r);
         }
         comm_printable(st.comm);
         if (st.flags & PROC_PF_KTHREAD) {
@@ -344,7 +244,7 @@ static int set_one(const SchedProbe *p, int proc_fd, pid_t pid, int ln) {
         }
         if (r < 0) {
                 fprintf(stderr, "PID %d (%s): %s, nothing applied.\n", (int) pid, st.comm, strerror(-r));
-                return exit_code_for(r);
+                return ctl_exit_from_errno(r);
         }
 
         if (p->backend == BACKEND_EEVDF_SLICE) {
@@ -354,7 +254,7 @@ static int set_one(const SchedProbe *p, int proc_fd, pid_t pid, int ln) {
                         snprintf(what, sizeof(what), "default slice");
                 else {
                         snprintf(what, sizeof(what), "slice ");
-                        format_slice(s, what + strlen(what), sizeof(what) - strlen(what));
+                        format_ms(s, what + strlen(what), sizeof(what) - strlen(what));
                 }
         } else
                 snprintf(what, sizeof(what), "%s", backend_to_string(p->backend));
@@ -376,70 +276,15 @@ static int set_one(const SchedProbe *p, int proc_fd, pid_t pid, int ln) {
                         res.n_failed, res.n_failed == 1 ? "" : "s",
                         res.first_error == -EPERM ? permission_hint(p, proc_fd, pid) :
                                                     strerror(-res.first_error));
-                return exit_code_for(res.first_error);
+                return ctl_exit_from_errno(res.first_error);
         }
         return CTL_EXIT_OK;
 }
 
-int verb_set(Ctl *ctl, int argc, char **argv) {
-        static const char usage[] =
-                "latnicectl set -l N -p PID [-p PID...] [PID...]\n\n"
-                "Set latency nice N on every thread of running processes, threads\n"
-                "created meanwhile included. Realtime (FIFO, RR, deadline) and idle\n"
-                "threads are left alone and counted. Reports the outcome per PID.\n\n"
-                "  -l --latency-nice=N  the value, -20..19\n"
-                "  -p --pid=PID         a process; may be repeated, PIDs may also follow\n"
-                "  -h --help            show this help\n\n"
-                "Exit status: 0 applied everywhere; 2 usage error (nothing applied);\n"
-                "3 no such process; 4 not supported by this kernel, or every thread\n"
-                "realtime; 5 permission denied; 1 other failure. With several PIDs the\n"
-                "status is that of the first one that failed; the others are still\n"
-                "applied and reported.\n";
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "latency-nice", required_argument, NULL, 'l' },
-                { "pid", required_argument, NULL, 'p' },
-                {}
-        };
+int ctl_kernel_set(Ctl *ctl, const pid_t *pids, int n_pids) {
         _cleanup_(closep) int proc_fd = -1;
-        _cleanup_(freep) pid_t *pids = NULL;
-        int c, ln = 0, n_pids = 0, rc = CTL_EXIT_OK;
-        bool have_ln = false;
+        int rc = CTL_EXIT_OK;
         SchedProbe p;
-
-        pids = calloc((size_t) argc, sizeof(pid_t));
-        if (!pids)
-                return CTL_EXIT_FAILURE;
-        /* Validate everything before touching anything. */
-        while ((c = getopt_long(argc, argv, "hl:p:", options, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        fputs(usage, stdout);
-                        return CTL_EXIT_OK;
-                case 'l':
-                        if (parse_latnice_arg(optarg, &ln) < 0)
-                                return CTL_EXIT_USAGE;
-                        have_ln = true;
-                        break;
-                case 'p':
-                        if (parse_pid_arg(optarg, &pids[n_pids]) < 0)
-                                return CTL_EXIT_USAGE;
-                        n_pids++;
-                        break;
-                default:
-                        fputs(usage, stderr);
-                        return CTL_EXIT_USAGE;
-                }
-        }
-        for (int i = optind; i < argc; i++) {
-                if (parse_pid_arg(argv[i], &pids[n_pids]) < 0)
-                        return CTL_EXIT_USAGE;
-                n_pids++;
-        }
-        if (!have_ln || n_pids == 0) {
-                fprintf(stderr, "%s\n%s", !have_ln ? "Missing -l N." : "Missing PID.", usage);
-                return CTL_EXIT_USAGE;
-        }
 
         if (probe_or_fail(&p) < 0)
                 return CTL_EXIT_UNSUPPORTED;
@@ -449,10 +294,85 @@ int verb_set(Ctl *ctl, int argc, char **argv) {
                 return CTL_EXIT_FAILURE;
         }
         for (int i = 0; i < n_pids; i++) {
-                int r = set_one(&p, proc_fd, pids[i], ln);
+                int r = set_one(&p, proc_fd, pids[i], ctl->latency_nice);
 
                 if (r != CTL_EXIT_OK && rc == CTL_EXIT_OK)
                         rc = r;
         }
+        return rc;
+}
+
+/* The kernel's view as JSON, when the daemon is not there. */
+static int get_one_kernel_json(const SchedProbe *p, int proc_fd, pid_t pid, bool first) {
+        _cleanup_(freep) pid_t *tids = NULL;
+        ThreadSched main_thread = {};
+        char path[64];
+        ProcStat st;
+        int n, r;
+
+        snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        r = proc_stat_read(proc_fd, path, &st);
+        if (r < 0) {
+                fprintf(stderr, "PID %d: %s\n", (int) pid, r == -ESRCH || r == -ENOENT ? "no such process" : strerror(-r));
+                return r == -ESRCH || r == -ENOENT ? CTL_EXIT_NO_PROCESS : CTL_EXIT_FAILURE;
+        }
+        (void) sched_thread_get(p, pid, &main_thread);
+        if (!first)
+                putchar(',');
+        putchar('{');
+        json_kv_int("pid", pid, true);
+        json_kv_str("comm", st.comm, false);
+        json_kv_int("latency_nice", main_thread.latency_nice, false);
+        json_kv_str("set_by", "unknown", false); /* only the daemon knows */
+        json_kv_str("backend", backend_to_string(p->backend), false);
+        json_kv_int("start_time", (long long) st.start_time, false);
+        json_key("threads", false);
+        putchar('[');
+        n = proc_list_tasks(proc_fd, pid, &tids);
+        for (int i = 0, k = 0; i < n; i++) {
+                ProcStat ts = {};
+                ThreadSched t;
+
+                if (sched_thread_get(p, tids[i], &t) < 0)
+                        continue;
+                snprintf(path, sizeof(path), "%d/task/%d/stat", (int) pid, (int) tids[i]);
+                (void) proc_stat_read(proc_fd, path, &ts);
+                if (k++)
+                        putchar(',');
+                putchar('{');
+                json_kv_int("tid", tids[i], true);
+                json_kv_str("comm", ts.comm, false);
+                json_kv_str("policy", sched_policy_to_string(t.attr.sched_policy), false);
+                json_kv_int("nice", t.attr.sched_nice, false);
+                json_kv_int("latency_nice", t.latency_nice, false);
+                json_kv_int("slice_ns", p->backend == BACKEND_EEVDF_SLICE ? (long long) t.attr.sched_runtime : 0, false);
+                json_key("realtime", false);
+                fputs(t.realtime ? "true}" : "false}", stdout);
+        }
+        fputs("]}", stdout);
+        return CTL_EXIT_OK;
+}
+
+int ctl_kernel_get_json(Ctl *ctl, const pid_t *pids, int n_pids) {
+        _cleanup_(closep) int proc_fd = -1;
+        int rc = CTL_EXIT_OK;
+        SchedProbe p;
+
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0) {
+                fprintf(stderr, "Cannot open /proc: %m\n");
+                return CTL_EXIT_FAILURE;
+        }
+        sched_probe(BTF_PATH, &p);
+        putchar('[');
+        for (int i = 0, shown = 0; i < n_pids; i++) {
+                int r = get_one_kernel_json(&p, proc_fd, pids[i], shown == 0);
+
+                if (r == CTL_EXIT_OK)
+                        shown++;
+                else if (rc == CTL_EXIT_OK)
+                        rc = r;
+        }
+        printf("]\n");
         return rc;
 }
