@@ -114,11 +114,35 @@ static int status_parse(sd_bus_message *reply, Status *s) {
         return r;
 }
 
-/* The start of every verb here: no stray arguments (profile takes one), a connection to latniced. */
-static int connect_verb(Ctl *ctl, int max_args, sd_bus **ret_bus) {
+typedef struct DaemonCall {
+        const char *interface, *method;
+        const char *what; /* "WHAT: why" when it fails */
+        bool interactive; /* polkit may ask: an agent on this terminal meanwhile */
+} DaemonCall;
+
+/*
+ * What each verb here is, but for its output: no more than max_args
+ * arguments, and one call with arg (NULL: none). CTL_EXIT_OK and the reply,
+ * which outlives the connection; or it said why not and returns the status.
+ */
+static int daemon_call(Ctl *ctl, int max_args, const DaemonCall *c, const char *arg, sd_bus_message **ret_reply) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        pid_t agent = 0;
+        int r;
+
         if (ctl->n_args > max_args)
                 return ctl_usage_error(ctl, "Unexpected argument '%s'.", ctl->args[max_args]);
-        return ctl_bus_connect_or_fail(ret_bus);
+        r = ctl_bus_connect_or_fail(&bus);
+        if (r != CTL_EXIT_OK)
+                return r;
+        if (c->interactive)
+                agent = ctl_polkit_agent_open();
+        if (arg)
+                r = ctl_call(bus, c->interface, c->method, c->what, ret_reply, "s", arg);
+        else
+                r = ctl_call(bus, c->interface, c->method, c->what, ret_reply, NULL);
+        ctl_polkit_agent_close(agent);
+        return r;
 }
 
 static const char status_usage[] =
@@ -128,22 +152,20 @@ static const char status_usage[] =
         "file:line, and its counters. Needs latniced.\n";
 
 static int run_status(Ctl *ctl) {
-        static const char what[] = "Cannot read latniced's status";
+        static const DaemonCall get_all = {
+                "org.freedesktop.DBus.Properties", "GetAll", "Cannot read latniced's status",
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(status_done) Status s = {};
         char slice[32] = "";
         int r;
 
-        r = connect_verb(ctl, 0, &bus);
-        if (r != CTL_EXIT_OK)
-                return r;
-        r = ctl_call(bus, "org.freedesktop.DBus.Properties", "GetAll", what, &reply, "s", LATNICE_BUS_INTERFACE);
+        r = daemon_call(ctl, 0, &get_all, LATNICE_BUS_INTERFACE, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = status_parse(reply, &s);
         if (r < 0) {
-                fprintf(stderr, "%s: %s\n", what, strerror(-r));
+                fprintf(stderr, "%s: %s\n", get_all.what, strerror(-r));
                 return CTL_EXIT_FAILURE;
         }
 
@@ -223,18 +245,17 @@ static const char list_usage[] =
         "Needs latniced.\n";
 
 static int run_list(Ctl *ctl) {
+        static const DaemonCall list_applied = {
+                LATNICE_BUS_INTERFACE, "ListApplied", "Cannot list applied processes",
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const char *comm, *rule, *ref;
         uint32_t pid;
         int32_t value;
         unsigned n = 0;
         int r;
 
-        r = connect_verb(ctl, 0, &bus);
-        if (r != CTL_EXIT_OK)
-                return r;
-        r = ctl_call(bus, LATNICE_BUS_INTERFACE, "ListApplied", "Cannot list applied processes", &reply, NULL);
+        r = daemon_call(ctl, 0, &list_applied, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_enter_container(reply, 'a', "(usiss)");
@@ -277,15 +298,12 @@ static const char rules_usage[] =
         "('latnicectl cat-config' shows the files on disk.) Needs latniced.\n";
 
 static int run_rules(Ctl *ctl) {
+        static const DaemonCall list_rules = { LATNICE_BUS_INTERFACE, "ListRules", "Cannot list rules" };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         unsigned n = 0;
         int r;
 
-        r = connect_verb(ctl, 0, &bus);
-        if (r != CTL_EXIT_OK)
-                return r;
-        r = ctl_call(bus, LATNICE_BUS_INTERFACE, "ListRules", "Cannot list rules", &reply, NULL);
+        r = daemon_call(ctl, 0, &list_rules, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_enter_container(reply, 'a', "(sssuiasbs)");
@@ -350,18 +368,12 @@ static const char reload_usage[] =
         "Needs root or the polkit action org.latnice1.reload.\n";
 
 static int run_reload(Ctl *ctl) {
+        static const DaemonCall reload = { LATNICE_BUS_INTERFACE, "Reload", "Reload failed", true };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         uint32_t rules, errors;
-        pid_t agent;
         int r;
 
-        r = connect_verb(ctl, 0, &bus);
-        if (r != CTL_EXIT_OK)
-                return r;
-        agent = ctl_polkit_agent_open();
-        r = ctl_call(bus, LATNICE_BUS_INTERFACE, "Reload", "Reload failed", &reply, NULL);
-        ctl_polkit_agent_close(agent);
+        r = daemon_call(ctl, 0, &reload, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_read(reply, "uu", &rules, &errors);
@@ -387,21 +399,17 @@ static const char profile_usage[] =
         "polkit action org.latnice1.set-profile.\n";
 
 static int run_profile(Ctl *ctl) {
+        static const DaemonCall set_profile = {
+                LATNICE_BUS_INTERFACE, "SetProfile", "Cannot switch the profile", true,
+        };
+        static const DaemonCall list_profiles = { LATNICE_BUS_INTERFACE, "ListProfiles", "Cannot list profiles" };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         const char *name, *path;
         unsigned n = 0;
         int active, r;
 
-        r = connect_verb(ctl, 1, &bus);
-        if (r != CTL_EXIT_OK)
-                return r;
-
         if (ctl->n_args == 1) {
-                pid_t agent = ctl_polkit_agent_open();
-
-                r = ctl_call(bus, LATNICE_BUS_INTERFACE, "SetProfile", "Cannot switch the profile", NULL, "s", ctl->args[0]);
-                ctl_polkit_agent_close(agent);
+                r = daemon_call(ctl, 1, &set_profile, ctl->args[0], NULL);
                 if (r != CTL_EXIT_OK)
                         return r;
                 if (ctl->json) {
@@ -413,7 +421,7 @@ static int run_profile(Ctl *ctl) {
                 return CTL_EXIT_OK;
         }
 
-        r = ctl_call(bus, LATNICE_BUS_INTERFACE, "ListProfiles", "Cannot list profiles", &reply, NULL);
+        r = daemon_call(ctl, 1, &list_profiles, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_enter_container(reply, 'a', "(ssb)");

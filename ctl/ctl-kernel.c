@@ -153,58 +153,33 @@ static void print_thread(const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid)
                (int) t.attr.sched_nice, lnbuf, slice);
 }
 
-int ctl_kernel_get(Ctl *ctl, const pid_t *pids, int n_pids) {
-        _cleanup_(closep) int proc_fd = -1;
-        int rc = CTL_EXIT_OK;
-        SchedProbe p;
+static int get_one_kernel(const SchedProbe *p, int proc_fd, pid_t pid) {
+        _cleanup_(freep) pid_t *tids = NULL;
+        char path[32];
+        ProcStat st;
+        int n, r;
 
-        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (proc_fd < 0) {
-                fprintf(stderr, "Cannot open /proc: %m\n");
-                return CTL_EXIT_FAILURE;
+        snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        r = proc_stat_read(proc_fd, path, &st);
+        if (r < 0) {
+                fprintf(stderr, "PID %d: %s\n", (int) pid, r == -ESRCH ? "no such process" : strerror(-r));
+                return ctl_exit_from_errno(r);
         }
-        sched_probe(BTF_PATH, &p);
-        if (p.backend == BACKEND_EEVDF_SLICE) {
-                char base[32];
-
-                format_ms(p.base_slice_ns, base, sizeof(base));
-                printf("Backend: %s (default slice %s)\n", backend_to_string(p.backend), base);
-        } else
-                printf("Backend: %s (%s)\n", backend_to_string(p.backend), p.reason);
-
-        for (int i = 0; i < n_pids; i++) {
-                _cleanup_(freep) pid_t *tids = NULL;
-                char path[32];
-                ProcStat st;
-                int n, r;
-
-                snprintf(path, sizeof(path), "%d/stat", (int) pids[i]);
-                r = proc_stat_read(proc_fd, path, &st);
-                if (r < 0) {
-                        fprintf(stderr, "PID %d: %s\n", (int) pids[i],
-                                r == -ESRCH ? "no such process" : strerror(-r));
-                        if (rc == CTL_EXIT_OK)
-                                rc = ctl_exit_from_errno(r);
-                        continue;
-                }
-                comm_printable(st.comm);
-                printf("\nPID %d (%s)%s\n", (int) pids[i], st.comm,
-                       (st.flags & PROC_PF_KTHREAD) ? " [kernel thread]" :
-                       st.state == 'Z' ? " [zombie]" : "");
-                printf("  ours: unknown (daemon not queried)\n");
-                n = proc_list_tasks(proc_fd, pids[i], &tids);
-                if (n < 0) {
-                        fprintf(stderr, "PID %d: cannot list threads: %s\n", (int) pids[i],
-                                n == -ESRCH ? "process exited" : strerror(-n));
-                        if (rc == CTL_EXIT_OK)
-                                rc = ctl_exit_from_errno(n);
-                        continue;
-                }
-                printf("%8s  %-15s  %-8s  %4s  %-8s  %s\n", "TID", "COMM", "POLICY", "NICE", "LATNICE", "SLICE");
-                for (int k = 0; k < n; k++)
-                        print_thread(&p, proc_fd, pids[i], tids[k]);
+        comm_printable(st.comm);
+        printf("\nPID %d (%s)%s\n", (int) pid, st.comm,
+               (st.flags & PROC_PF_KTHREAD) ? " [kernel thread]" :
+               st.state == 'Z' ? " [zombie]" : "");
+        printf("  ours: unknown (daemon not queried)\n");
+        n = proc_list_tasks(proc_fd, pid, &tids);
+        if (n < 0) {
+                fprintf(stderr, "PID %d: cannot list threads: %s\n", (int) pid,
+                        n == -ESRCH ? "process exited" : strerror(-n));
+                return ctl_exit_from_errno(n);
         }
-        return rc;
+        printf("%8s  %-15s  %-8s  %4s  %-8s  %s\n", "TID", "COMM", "POLICY", "NICE", "LATNICE", "SLICE");
+        for (int k = 0; k < n; k++)
+                print_thread(p, proc_fd, pid, tids[k]);
+        return CTL_EXIT_OK;
 }
 
 /* Applies to one process and reports it in one line; returns an exit code. */
@@ -317,8 +292,7 @@ static int get_one_kernel_json(const SchedProbe *p, int proc_fd, pid_t pid, bool
                 return r == -ESRCH || r == -ENOENT ? CTL_EXIT_NO_PROCESS : CTL_EXIT_FAILURE;
         }
         (void) sched_thread_get(p, pid, &main_thread);
-        if (!first)
-                putchar(',');
+        json_sep(!first);
         putchar('{');
         json_kv_int("pid", pid, true);
         json_kv_str("comm", st.comm, false);
@@ -337,8 +311,7 @@ static int get_one_kernel_json(const SchedProbe *p, int proc_fd, pid_t pid, bool
                         continue;
                 snprintf(path, sizeof(path), "%d/task/%d/stat", (int) pid, (int) tids[i]);
                 (void) proc_stat_read(proc_fd, path, &ts);
-                if (k++)
-                        putchar(',');
+                json_sep(k++);
                 putchar('{');
                 json_kv_int("tid", tids[i], true);
                 json_kv_str("comm", ts.comm, false);
@@ -346,33 +319,37 @@ static int get_one_kernel_json(const SchedProbe *p, int proc_fd, pid_t pid, bool
                 json_kv_int("nice", t.attr.sched_nice, false);
                 json_kv_int("latency_nice", t.latency_nice, false);
                 json_kv_int("slice_ns", p->backend == BACKEND_EEVDF_SLICE ? (long long) t.attr.sched_runtime : 0, false);
-                json_key("realtime", false);
-                fputs(t.realtime ? "true}" : "false}", stdout);
+                json_kv_bool("realtime", t.realtime, false);
+                putchar('}');
         }
         fputs("]}", stdout);
         return CTL_EXIT_OK;
 }
 
-int ctl_kernel_get_json(Ctl *ctl, const pid_t *pids, int n_pids) {
-        _cleanup_(closep) int proc_fd = -1;
-        int rc = CTL_EXIT_OK;
-        SchedProbe p;
-
-        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (proc_fd < 0) {
+int ctl_kernel_view_open(const Ctl *ctl, KernelView *ret) {
+        ret->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (ret->proc_fd < 0) {
                 fprintf(stderr, "Cannot open /proc: %m\n");
-                return CTL_EXIT_FAILURE;
+                return -errno;
         }
-        sched_probe(BTF_PATH, &p);
-        putchar('[');
-        for (int i = 0, shown = 0; i < n_pids; i++) {
-                int r = get_one_kernel_json(&p, proc_fd, pids[i], shown == 0);
+        sched_probe(BTF_PATH, &ret->probe);
+        if (ctl->json)
+                return 0;
+        if (ret->probe.backend == BACKEND_EEVDF_SLICE) {
+                char base[32];
 
-                if (r == CTL_EXIT_OK)
-                        shown++;
-                else if (rc == CTL_EXIT_OK)
-                        rc = r;
-        }
-        printf("]\n");
-        return rc;
+                format_ms(ret->probe.base_slice_ns, base, sizeof(base));
+                printf("Backend: %s (default slice %s)\n", backend_to_string(ret->probe.backend), base);
+        } else
+                printf("Backend: %s (%s)\n", backend_to_string(ret->probe.backend), ret->probe.reason);
+        return 0;
+}
+
+void ctl_kernel_view_done(KernelView *v) {
+        closep(&v->proc_fd);
+}
+
+int ctl_kernel_get(const Ctl *ctl, const KernelView *v, pid_t pid, bool first) {
+        return ctl->json ? get_one_kernel_json(&v->probe, v->proc_fd, pid, first) :
+                           get_one_kernel(&v->probe, v->proc_fd, pid);
 }

@@ -109,6 +109,7 @@ static int run_get(Ctl *ctl) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(freep) char *why = NULL;
         _cleanup_(freep) pid_t *pids = NULL;
+        _cleanup_(ctl_kernel_view_done) KernelView kernel = { .proc_fd = -1 };
         int n_pids = 0, rc = CTL_EXIT_OK;
 
         if (ctl->n_args == 0)
@@ -116,13 +117,15 @@ static int run_get(Ctl *ctl) {
         if (ctl_parse_pids(ctl, 0, &pids, &n_pids) < 0)
                 return CTL_EXIT_USAGE;
 
-        if (ctl_bus_connect(&bus, &why) < 0)
-                return ctl->json ? ctl_kernel_get_json(ctl, pids, n_pids) : ctl_kernel_get(ctl, pids, n_pids);
+        /* Without latniced, the kernel's view. */
+        if (ctl_bus_connect(&bus, &why) < 0 && ctl_kernel_view_open(ctl, &kernel) < 0)
+                return CTL_EXIT_FAILURE;
 
         if (ctl->json)
                 putchar('[');
         for (int i = 0, shown = 0; i < n_pids; i++) {
-                int r = get_one_online(ctl, bus, pids[i], shown == 0);
+                int r = bus ? get_one_online(ctl, bus, pids[i], shown == 0) :
+                              ctl_kernel_get(ctl, &kernel, pids[i], shown == 0);
 
                 if (r == CTL_EXIT_OK)
                         shown++;

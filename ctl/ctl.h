@@ -10,12 +10,15 @@
 
 #include "ctl-exit.h"
 #include "rules.h"
+#include "sched.h"
 #include "util.h"
 
 typedef struct Verb Verb;
 
 typedef struct Ctl {
         const Verb *verb;
+
+        bool help, version;
 
         /* Global options. */
         const char *root;        /* --root: rule tree prefix */
@@ -25,7 +28,8 @@ typedef struct Ctl {
         bool json;
 
         /* The verbs' options; latnicectl.c refuses one the verb does not take. */
-        bool have_latency_nice; /* -l, validated: run, set */
+        const char *latency_nice_arg; /* -l as given: run, set */
+        bool have_latency_nice;       /* and validated */
         int latency_nice;
         char **pid_args;        /* -p/--pid in order, as given: set, explain */
         bool verbose;           /* explain */
@@ -62,8 +66,15 @@ bool ctl_wants_offline(const Ctl *ctl);
 bool ctl_explain_described(const Ctl *ctl);
 
 /* Without latniced: the kernel's view and the kernel directly (ctl-kernel.c), the rules on disk (ctl-config.c). */
-int ctl_kernel_get(Ctl *ctl, const pid_t *pids, int n_pids);
-int ctl_kernel_get_json(Ctl *ctl, const pid_t *pids, int n_pids);
+typedef struct KernelView {
+        int proc_fd;
+        SchedProbe probe;
+} KernelView;
+/* Opens /proc and probes the backend (and says which, without --json); < 0 it said why not. */
+int ctl_kernel_view_open(const Ctl *ctl, KernelView *ret);
+void ctl_kernel_view_done(KernelView *v);
+/* One process as the kernel sees it, in get's format; an exit status. */
+int ctl_kernel_get(const Ctl *ctl, const KernelView *v, pid_t pid, bool first);
 int ctl_kernel_set(Ctl *ctl, const pid_t *pids, int n_pids);
 int ctl_explain_offline(Ctl *ctl, pid_t pid);
 

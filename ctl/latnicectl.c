@@ -81,64 +81,43 @@ int ctl_parse_pids(const Ctl *ctl, int start, pid_t **ret, int *ret_n) {
         return 0;
 }
 
-enum {
-        ARG_VERSION = 0x100,
-        ARG_ROOT,
-        ARG_PROFILE,
-        ARG_NO_PROFILE,
-        ARG_PROFILE_DIR,
-        ARG_JSON,
-        ARG_PID,
-        ARG_COMM,
-        ARG_EXE,
-        ARG_CMDLINE,
-        ARG_PARENT,
-        ARG_USER,
-        ARG_GROUP,
-        ARG_CGROUP,
+/* Where an option's value goes in Ctl. */
+typedef enum OptionKind {
+        OPTION_STRING, /* const char *: the last one given */
+        OPTION_FLAG,   /* bool */
+        OPTION_LIST,   /* char **: each one given, in order */
+} OptionKind;
+
+/* Every option of every verb; getopt_long()'s table is made from it. */
+static const struct {
+        const char *name;
+        char short_name;
+        bool has_arg;
+        const char *verbs; /* the verbs that take it; NULL: every verb */
+        OptionKind kind;
+        size_t offset;
+} ctl_options[] = {
+        { "help", 'h', false, NULL, OPTION_FLAG, offsetof(Ctl, help) },
+        { "version", 0, false, NULL, OPTION_FLAG, offsetof(Ctl, version) },
+        { "root", 0, true, NULL, OPTION_STRING, offsetof(Ctl, root) },
+        { "profile", 0, true, NULL, OPTION_STRING, offsetof(Ctl, profile) },
+        { "no-profile", 0, false, NULL, OPTION_FLAG, offsetof(Ctl, no_profile) },
+        { "profile-dir", 0, true, NULL, OPTION_STRING, offsetof(Ctl, profile_dir) },
+        { "json", 0, false, NULL, OPTION_FLAG, offsetof(Ctl, json) },
+        { "latency-nice", 'l', true, "run set", OPTION_STRING, offsetof(Ctl, latency_nice_arg) },
+        { "pid", 'p', true, "set explain", OPTION_LIST, offsetof(Ctl, pid_args) },
+        { "verbose", 'v', false, "explain", OPTION_FLAG, offsetof(Ctl, verbose) },
+        { "comm", 0, true, "explain", OPTION_STRING, offsetof(Ctl, comm) },
+        { "exe", 0, true, "explain", OPTION_STRING, offsetof(Ctl, exe) },
+        { "cmdline", 0, true, "explain", OPTION_LIST, offsetof(Ctl, cmdline) },
+        { "parent", 0, true, "explain", OPTION_STRING, offsetof(Ctl, parent) },
+        { "user", 0, true, "explain", OPTION_STRING, offsetof(Ctl, user) },
+        { "group", 0, true, "explain", OPTION_STRING, offsetof(Ctl, group) },
+        { "cgroup", 0, true, "explain", OPTION_STRING, offsetof(Ctl, cgroup) },
 };
 
-static const struct option options[] = {
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, ARG_VERSION },
-        { "root", required_argument, NULL, ARG_ROOT },
-        { "profile", required_argument, NULL, ARG_PROFILE },
-        { "no-profile", no_argument, NULL, ARG_NO_PROFILE },
-        { "profile-dir", required_argument, NULL, ARG_PROFILE_DIR },
-        { "json", no_argument, NULL, ARG_JSON },
-        { "latency-nice", required_argument, NULL, 'l' },
-        { "pid", required_argument, NULL, 'p' },
-        { "verbose", no_argument, NULL, 'v' },
-        { "comm", required_argument, NULL, ARG_COMM },
-        { "exe", required_argument, NULL, ARG_EXE },
-        { "cmdline", required_argument, NULL, ARG_CMDLINE },
-        { "parent", required_argument, NULL, ARG_PARENT },
-        { "user", required_argument, NULL, ARG_USER },
-        { "group", required_argument, NULL, ARG_GROUP },
-        { "cgroup", required_argument, NULL, ARG_CGROUP },
-        {}
-};
-
-/* The verbs an option is for; the others refuse it (global options are for all). */
-static const char *option_verbs(int c) {
-        switch (c) {
-        case 'l':
-                return "run set";
-        case 'p':
-                return "set explain";
-        case 'v':
-        case ARG_COMM:
-        case ARG_EXE:
-        case ARG_CMDLINE:
-        case ARG_PARENT:
-        case ARG_USER:
-        case ARG_GROUP:
-        case ARG_CGROUP:
-                return "explain";
-        default:
-                return NULL;
-        }
-}
+/* getopt_long() returns the short name, or OPTION_VAL + index for a long-only option. */
+#define OPTION_VAL 0x100
 
 static bool word_in(const char *word, const char *list) {
         size_t l = strlen(word);
@@ -150,79 +129,35 @@ static bool word_in(const char *word, const char *list) {
 }
 
 typedef struct Parsed {
-        const char *latency_nice_arg;
-        /* The verbs' options as given, checked once the verb is known (it may follow them). */
-        struct {
-                const char *arg, *verbs;
-        } verb_options[ELEMENTSOF(options)];
-        size_t n_verb_options;
-        bool help, version, bad_option;
+        /* Each option as first spelt; the verb's are checked once it is known (it may follow them). */
+        const char *given[ELEMENTSOF(ctl_options)];
+        bool bad_option;
 } Parsed;
 
 static int parse_option(Ctl *ctl, Parsed *p, int c, const char *arg) {
-        const char *for_verbs = option_verbs(c);
+        size_t i = c - OPTION_VAL;
+        void *field;
 
-        if (for_verbs && p->n_verb_options < ELEMENTSOF(p->verb_options)) {
-                p->verb_options[p->n_verb_options].arg = arg;
-                p->verb_options[p->n_verb_options++].verbs = for_verbs;
-        }
-        switch (c) {
-        case 'h':
-                p->help = true;
-                break;
-        case ARG_VERSION:
-                p->version = true;
-                break;
-        case ARG_ROOT:
-                ctl->root = optarg;
-                break;
-        case ARG_PROFILE:
-                if (!profile_name_valid(optarg)) {
-                        fprintf(stderr, "Invalid profile name '%s'.\n", optarg);
-                        return -EINVAL;
-                }
-                ctl->profile = optarg;
-                break;
-        case ARG_NO_PROFILE:
-                ctl->no_profile = true;
-                break;
-        case ARG_PROFILE_DIR:
-                ctl->profile_dir = optarg;
-                break;
-        case ARG_JSON:
-                ctl->json = true;
-                break;
-        case 'l':
-                p->latency_nice_arg = optarg;
-                break;
-        case 'p':
-                return strv_extend(&ctl->pid_args, optarg);
-        case 'v':
-                ctl->verbose = true;
-                break;
-        case ARG_COMM:
-                ctl->comm = optarg;
-                break;
-        case ARG_EXE:
-                ctl->exe = optarg;
-                break;
-        case ARG_CMDLINE:
-                return strv_extend(&ctl->cmdline, optarg);
-        case ARG_PARENT:
-                ctl->parent = optarg;
-                break;
-        case ARG_USER:
-                ctl->user = optarg;
-                break;
-        case ARG_GROUP:
-                ctl->group = optarg;
-                break;
-        case ARG_CGROUP:
-                ctl->cgroup = optarg;
-                break;
-        default:
+        if (c < OPTION_VAL)
+                for (i = 0; i < ELEMENTSOF(ctl_options) && ctl_options[i].short_name != c; i++)
+                        ;
+        if (i >= ELEMENTSOF(ctl_options)) {
                 /* getopt_long() said what; go on to learn the verb, for its usage. */
                 p->bad_option = true;
+                return 0;
+        }
+        if (!p->given[i])
+                p->given[i] = arg;
+        field = (uint8_t *) ctl + ctl_options[i].offset;
+        switch (ctl_options[i].kind) {
+        case OPTION_STRING:
+                *(const char **) field = optarg;
+                return 0;
+        case OPTION_FLAG:
+                *(bool *) field = true;
+                return 0;
+        case OPTION_LIST:
+                return strv_extend((char ***) field, optarg);
         }
         return 0;
 }
@@ -233,9 +168,24 @@ static int parse_option(Ctl *ctl, Parsed *p, int c, const char *arg) {
  * the verb's first argument for run, whose argument is a command line.
  */
 static int parse_argv(int argc, char **argv, Ctl *ctl, Parsed *p) {
+        struct option options[ELEMENTSOF(ctl_options) + 1] = {};
+        char shorts[2 * ELEMENTSOF(ctl_options) + 2] = "+";
         bool options_end = false;
         int c, r;
 
+        for (size_t i = 0, k = 1; i < ELEMENTSOF(ctl_options); i++) {
+                options[i] = (struct option) {
+                        ctl_options[i].name,
+                        ctl_options[i].has_arg ? required_argument : no_argument,
+                        NULL,
+                        ctl_options[i].short_name ?: (int) (OPTION_VAL + i),
+                };
+                if (ctl_options[i].short_name) {
+                        shorts[k++] = ctl_options[i].short_name;
+                        if (ctl_options[i].has_arg)
+                                shorts[k++] = ':';
+                }
+        }
         optind = 0;
         ctl->args = calloc((size_t) argc + 1, sizeof(char *));
         if (!ctl->args)
@@ -265,7 +215,7 @@ static int parse_argv(int argc, char **argv, Ctl *ctl, Parsed *p) {
                 }
                 /* getopt_long() resumes at optind; a cluster like "-vp1" is one argv element. */
                 optind = i;
-                c = getopt_long(argc, argv, "+hl:p:v", options, NULL);
+                c = getopt_long(argc, argv, shorts, options, NULL);
                 if (c < 0)
                         break;
                 r = parse_option(ctl, p, c, argv[i]);
@@ -290,11 +240,11 @@ int main(int argc, char **argv) {
         r = parse_argv(argc, argv, &ctl, &p);
         if (r < 0)
                 return r == -ENOMEM ? CTL_EXIT_FAILURE : CTL_EXIT_USAGE;
-        if (p.version) {
+        if (ctl.version) {
                 printf("latnicectl %s\n", LATNICE_VERSION);
                 return CTL_EXIT_OK;
         }
-        if (p.help) {
+        if (ctl.help) {
                 if (ctl.verb)
                         fputs(ctl.verb->usage, stdout);
                 else
@@ -311,15 +261,19 @@ int main(int argc, char **argv) {
                 fputs(ctl.verb->usage, stderr);
                 return CTL_EXIT_USAGE;
         }
-        for (size_t i = 0; i < p.n_verb_options; i++)
-                if (!word_in(ctl.verb->name, p.verb_options[i].verbs))
-                        return ctl_usage_error(&ctl, "Unexpected option '%s': %s does not take it.",
-                                               p.verb_options[i].arg, ctl.verb->name);
-        if (p.latency_nice_arg) {
-                if (safe_atoi(p.latency_nice_arg, &ctl.latency_nice) < 0 || ctl.latency_nice < LATNICE_MIN ||
+        for (size_t i = 0; i < ELEMENTSOF(ctl_options); i++)
+                if (p.given[i] && ctl_options[i].verbs && !word_in(ctl.verb->name, ctl_options[i].verbs))
+                        return ctl_usage_error(&ctl, "Unexpected option '%s': %s does not take it.", p.given[i],
+                                               ctl.verb->name);
+        if (ctl.profile && !profile_name_valid(ctl.profile)) {
+                fprintf(stderr, "Invalid profile name '%s'.\n", ctl.profile);
+                return CTL_EXIT_USAGE;
+        }
+        if (ctl.latency_nice_arg) {
+                if (safe_atoi(ctl.latency_nice_arg, &ctl.latency_nice) < 0 || ctl.latency_nice < LATNICE_MIN ||
                     ctl.latency_nice > LATNICE_MAX) {
                         fprintf(stderr, "Invalid latency nice '%s': must be an integer in %d..%d.\n",
-                                p.latency_nice_arg, LATNICE_MIN, LATNICE_MAX);
+                                ctl.latency_nice_arg, LATNICE_MIN, LATNICE_MAX);
                         return CTL_EXIT_USAGE;
                 }
                 ctl.have_latency_nice = true;
