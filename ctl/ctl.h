@@ -35,6 +35,7 @@ typedef struct Ctl {
         bool verbose;           /* explain */
         const char *comm, *exe, *parent, *user, *group, *cgroup; /* explain's description */
         char **cmdline;
+        const char *out;        /* import-ananicy */
 
         /* What follows the verb, options taken out; for run, COMMAND and its ARGS. */
         char **args;
@@ -49,7 +50,7 @@ struct Verb {
 };
 
 extern const Verb verb_check, verb_cat_config, verb_explain, verb_run, verb_get, verb_set, verb_status, verb_list,
-        verb_rules, verb_reload, verb_profile;
+        verb_rules, verb_reload, verb_profile, verb_import_ananicy;
 
 /* "Missing PID." and the like: the message, the verb's usage, CTL_EXIT_USAGE. */
 int ctl_usage_error(const Ctl *ctl, const char *fmt, ...) _printf_(2, 3);

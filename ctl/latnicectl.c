@@ -15,7 +15,7 @@
 
 static const Verb *const verbs[] = {
         &verb_check, &verb_cat_config, &verb_explain, &verb_run, &verb_get, &verb_set,
-        &verb_status, &verb_list, &verb_rules, &verb_reload, &verb_profile,
+        &verb_status, &verb_list, &verb_rules, &verb_reload, &verb_profile, &verb_import_ananicy,
 };
 
 static void help(void) {
@@ -114,6 +114,7 @@ static const struct {
         { "user", 0, true, "explain", OPTION_STRING, offsetof(Ctl, user) },
         { "group", 0, true, "explain", OPTION_STRING, offsetof(Ctl, group) },
         { "cgroup", 0, true, "explain", OPTION_STRING, offsetof(Ctl, cgroup) },
+        { "out", 'o', true, "import-ananicy", OPTION_STRING, offsetof(Ctl, out) },
 };
 
 /* getopt_long() returns the short name, or OPTION_VAL + index for a long-only option. */

@@ -87,6 +87,9 @@ with open(RULE, "w") as f:
     f.write("[Process sleepers]\nComm=sleep\nLatencyNice=5\n")
 with open(TREE + "/etc/latnice/latniced.conf", "w") as f:
     f.write("[Daemon]\nProfile=quiet\n")
+os.makedirs(TREE + "/ananicy")
+with open(TREE + "/ananicy/sleep.rules", "w") as f:
+    f.write('{ "name": "sleep", "nice": 5 }\n')
 for d in ("/etc/latnice/profiles", "/profiles"):
     with open(TREE + d + "/quiet.conf", "w") as f:
         f.write("[Process quiet]\nComm=quiet\nLatencyNice=10\n")
@@ -97,6 +100,7 @@ VALUES = {
     "--root=DIR": TREE, "--profile-dir=DIR": TREE + "/profiles",
     "--comm=NAME": "python3", "--exe=PATH": "/bin/true", "--cmdline=WORD": "x", "--parent=NAME": "bash",
     "--user=NAME": "root", "--group=NAME": "root", "--cgroup=PATH": "/user.slice",
+    "--out=FILE": TREE + "/imported.conf",
     "DIR": TREE, "FILE": RULE, "PID": PID, "N": "0", "NAME": "quiet", "COMMAND": "true",
     # An argument that looks like an option: it belongs to COMMAND, latnicectl must not take it.
     "ARGS": "-x",
@@ -159,6 +163,9 @@ KERNEL_VERBS = {"run", "set"}  # 4: this kernel cannot set latency nice
 
 
 def accepted(verb, rc, err):
+    if verb == "import-ananicy" and not os.path.isdir("/etc/ananicy.d"):
+        # Without DIR it reads /etc/ananicy.d, which this machine may not have.
+        return rc == 0 or (rc == 1 and "/etc/ananicy.d: not a directory" in err)
     if verb in DAEMON_VERBS:
         return rc == 1 and "latniced is not" in err
     if verb in KERNEL_VERBS:

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* import-ananicy's translation: every field, types, comments, broken lines, conflicts, and the
+ * written file loaded and matched as latniced would. */
+
+#include "ananicy.h"
+#include "match.h"
+#include "rules.h"
+#include "tests.h"
+#include "util.h"
+
+static void import(AnanicyImport *imp, const char *file, const char *text) {
+        ASSERT_EQ(ananicy_import_buffer(imp, file, text, strlen(text)), 0);
+}
+
+/* Writes the import, loads it as rules, and returns the rule set (no load errors allowed). */
+static RuleSet *convert(AnanicyImport *imp, char **ret_text, size_t *ret_rules, size_t *ret_names) {
+        char *text = NULL;
+        size_t size = 0;
+        RuleSet *s = NULL;
+        FILE *f = open_memstream(&text, &size);
+
+        ASSERT_TRUE(f);
+        ASSERT_EQ(ananicy_import_write(imp, "/etc/ananicy.d", f, ret_rules, ret_names), 0);
+        ASSERT_EQ(fclose(f), 0);
+        ASSERT_EQ(rule_set_load_buffer("imported.conf", text, size, &s), 0);
+        for (size_t i = 0; i < s->n_errors; i++)
+                fprintf(stderr, "%s:%u: %s\n", s->errors[i].file, s->errors[i].line, s->errors[i].message);
+        ASSERT_EQ(s->n_errors, 0);
+        *ret_text = text;
+        return s;
+}
+
+static bool has_message(const AnanicyImport *imp, AnanicySeverity sev, const char *file, unsigned line,
+                        const char *part) {
+        for (size_t i = 0; i < imp->n_messages; i++) {
+                const AnanicyMessage *m = &imp->messages[i];
+
+                if (m->severity == sev && streq_ptr(m->file, file) && m->line == line && strstr(m->text, part))
+                        return true;
+        }
+        return false;
+}
+
+/* The latency nice the rules give a process, or 100 when no rule matches. */
+static int value_of(const RuleSet *s, const char *comm, const char *exe, char **argv) {
+        MatchResult m = {};
+        TaskInfo t = { .comm = comm, .exe = exe, .argv = argv };
+        int v;
+
+        ASSERT_TRUE(match_task(s, &t, false, &m) >= 0);
+        v = m.rule ? m.rule->latency_nice : 100;
+        match_result_done(&m);
+        return v;
+}
+
+static void test_table(void) {
+        AnanicyFields f = {};
+        int v = 0;
+
+        ASSERT_TRUE(!ananicy_latency_nice(&f, &v));
+        f.sched = (char *) "idle";
+        ASSERT_TRUE(ananicy_latency_nice(&f, &v) && v == 19);
+        f.sched = (char *) "batch";
+        ASSERT_TRUE(ananicy_latency_nice(&f, &v) && v == 10);
+        f.sched = (char *) "rr";
+        ASSERT_TRUE(ananicy_latency_nice(&f, &v) && v == -15);
+        f.sched = (char *) "other";
+        ASSERT_TRUE(!ananicy_latency_nice(&f, &v));
+        f.has_nice = true, f.nice = 7; /* nice before sched, as ananicy-cpp */
+        ASSERT_TRUE(ananicy_latency_nice(&f, &v) && v == 7);
+        f.has_latency_nice = true, f.latency_nice = -3; /* latency_nice before nice */
+        ASSERT_TRUE(ananicy_latency_nice(&f, &v) && v == -3);
+}
+
+static void test_tree(void) {
+        _cleanup_(ananicy_import_done) AnanicyImport imp = {};
+        _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        _cleanup_(freep) char *text = NULL;
+        size_t rules = 0, names = 0;
+
+        import(&imp, "types/00-default.types",
+               "# Types, ananicy style\n"
+               "\n"
+               "{ \"type\": \"Game\", \"nice\": -5, \"ioclass\": \"best-effort\" }\n"
+               "   { \"type\": \"BG_CPUIO\", \"nice\": 16, \"sched\": \"idle\", \"ioclass\": \"idle\", \"ionice\": 7 }\n"
+               "{ \"type\": \"LowLatency_RT\", \"sched\": \"rr\", \"rtprio\": 10 }\n"
+               "{ \"type\": \"Heavy_CPU\", \"nice\": 9, \"latency_nice\": 12, \"oom_score_adj\": 100 }\n"
+               "{ \"type\": \"OnlyIO\", \"ioclass\": \"idle\" }\n"
+               "{ \"type\": \"Odd\", \"sched\": \"deadline\" }\n"
+               "{ \"type\": \"Br]ack[et\", \"nice\": 6 }\n");
+        import(&imp, "00-cgroups/x.cgroups", "{ \"cgroup\": \"cpu80\", \"CPUQuota\": 80 }\n");
+        import(&imp, "games/games.rules",
+               "{ \"name\": \"Game.exe\", \"type\": \"Game\" }\n"
+               "{ \"name\": \"steam\", \"type\": \"Game\", \"nice\": 2 } # its own value\n"
+               "{ \"name\": \"gcc\", \"type\": \"Heavy_CPU\", \"cgroup\": \"cpu80\" }\n"
+               "{ \"name\": \"chromium-browser-stable\", \"type\": \"Heavy_CPU\" }\n"
+               "{ \"name\": \"weird*name[x]\", \"type\": \"BG_CPUIO\" }\n"
+               "{ \"name\": \"java\", \"cmdlines\": [\"freenet.node.NodeStarter\"], \"type\": \"BG_CPUIO\" }\n"
+               "{ \"name\": \"pipewire\", \"type\": \"LowLatency_RT\" }\n"
+               "{ \"name\": \"updatedb\", \"type\": \"OnlyIO\" }\n"
+               "{ \"name\": \"mystery\", \"type\": \"NoSuchType\", \"nice\": 3 }\n"
+               "{ \"name\": \"broken\", \"type\":\n"
+               "not json\n"
+               "{ \"nice\": 3 }\n"
+               "{ \"name\": \"x\", \"nice\": \"high\", \"colour\": 1 }\n"
+               "{ \"name\": \"y\", \"latency_nice\": -40 }\n"
+               "{ \"name\": \"z\", \"nice\": 4 } trailing\n"
+               "[ 1, 2 ]\n"
+               "{ \"name\": \"a\\u0001b\", \"nice\": 1 }\n"
+               "{ \"name\": \"q\\\" m; #n\\\\\", \"nice\": -1 }\n"
+               "{ \"name\": \"make\", \"sched\": \"batch\" }\n"
+               "{ \"name\": \"bracketed\", \"type\": \"Br]ack[et\" }\n");
+        import(&imp, "zz-late.rules",
+               "{ \"name\": \"gcc\", \"type\": \"BG_CPUIO\" }\n"
+               "{ \"name\": \"Game.exe\", \"type\": \"Game\" }\n");
+
+        ASSERT_EQ(imp.n_files, 4);
+        ASSERT_EQ(imp.n_cgroups, 1);
+        /* Broken lines, each with file:line and why. */
+        ASSERT_TRUE(has_message(&imp, ANANICY_ERROR, "games/games.rules", 10, "does not end on this line"));
+        ASSERT_TRUE(has_message(&imp, ANANICY_ERROR, "games/games.rules", 11, "'{' expected"));
+        ASSERT_TRUE(has_message(&imp, ANANICY_ERROR, "games/games.rules", 12, "neither \"name\" nor \"type\""));
+        ASSERT_TRUE(has_message(&imp, ANANICY_ERROR, "games/games.rules", 13, "\"nice\" must be a whole number"));
+        ASSERT_TRUE(has_message(&imp, ANANICY_WARNING, "games/games.rules", 13, "unknown field \"colour\""));
+        ASSERT_TRUE(has_message(&imp, ANANICY_ERROR, "games/games.rules", 14, "outside -20..19"));
+        ASSERT_TRUE(has_message(&imp, ANANICY_ERROR, "games/games.rules", 15, "text after the object"));
+        ASSERT_TRUE(has_message(&imp, ANANICY_ERROR, "games/games.rules", 16, "'{' expected"));
+        ASSERT_TRUE(has_message(&imp, ANANICY_ERROR, "games/games.rules", 17, "control characters"));
+        ASSERT_TRUE(has_message(&imp, ANANICY_WARNING, "types/00-default.types", 8, "\"deadline\" is not a policy"));
+
+        s = convert(&imp, &text, &rules, &names);
+        /* Written after resolving: unknown types, duplicates and conflicts. */
+        ASSERT_TRUE(has_message(&imp, ANANICY_WARNING, "games/games.rules", 9, "type \"NoSuchType\" is not defined"));
+        ASSERT_TRUE(has_message(&imp, ANANICY_WARNING, "zz-late.rules", 1, "also defined at games/games.rules:3"));
+        ASSERT_TRUE(has_message(&imp, ANANICY_WARNING, "zz-late.rules", 2, "repeats games/games.rules:1"));
+        ASSERT_EQ(imp.n_replaced, 2);
+        /* updatedb (ioclass only) and x (its nice was refused) carry nothing latnice sets; y's value was refused. */
+        ASSERT_EQ(imp.n_no_value, 3);
+
+        ASSERT_EQ(value_of(s, "Game.exe", NULL, NULL), -5);       /* the type's nice */
+        ASSERT_EQ(value_of(s, "steam", NULL, NULL), 2);           /* its own nice replaces the type's */
+        ASSERT_EQ(value_of(s, "gcc", NULL, NULL), 16);            /* the later definition, BG_CPUIO */
+        ASSERT_EQ(value_of(s, "pipewire", NULL, NULL), -15);      /* sched rr */
+        ASSERT_EQ(value_of(s, "make", NULL, NULL), 10);           /* sched batch */
+        ASSERT_EQ(value_of(s, "bracketed", NULL, NULL), 6);       /* a type name that cannot head a section */
+        ASSERT_EQ(value_of(s, "mystery", NULL, NULL), 3);         /* unknown type: own fields */
+        ASSERT_EQ(value_of(s, "updatedb", NULL, NULL), 100);
+        /* A 23-byte name is cut to 15 in comm: matched by file name. */
+        ASSERT_EQ(value_of(s, "chromium-browse", "/usr/lib/chromium/chromium-browser-stable", NULL), 12);
+        /* Glob characters in a name are the characters themselves. */
+        ASSERT_EQ(value_of(s, "weird*name[x]", NULL, NULL), 16);
+        ASSERT_EQ(value_of(s, "weirdXnamex", NULL, NULL), 100);
+        ASSERT_EQ(value_of(s, "q\" m; #n\\", NULL, NULL), -1); /* quote, blank, comment starts, backslash */
+        /* cmdlines: java only with that argument word. */
+        char *freenet[] = { (char *) "java", (char *) "freenet.node.NodeStarter", NULL };
+        char *other[] = { (char *) "java", (char *) "-jar", (char *) "app.jar", NULL };
+        ASSERT_EQ(value_of(s, "java", "/usr/bin/java", freenet), 16);
+        ASSERT_EQ(value_of(s, "java", "/usr/bin/java", other), 100);
+        ASSERT_TRUE(strstr(text, "ioclass, ionice, oom_score_adj, cgroup, rtprio"));
+        ASSERT_EQ(names, 11);
+}
+
+/* Thousands of names in one type: the Comm= lines wrap below the rule parser's line limit. */
+static void test_large(void) {
+        _cleanup_(ananicy_import_done) AnanicyImport imp = {};
+        _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        _cleanup_(freep) char *text = NULL, *buf = NULL;
+        size_t len = 0, rules = 0, names = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        ASSERT_TRUE(f);
+        fprintf(f, "{ \"type\": \"Bulk\", \"nice\": 19 }\n");
+        for (int i = 0; i < 15000; i++)
+                fprintf(f, "{ \"name\": \"prog%05d\", \"type\": \"Bulk\" }\n", i);
+        ASSERT_EQ(fclose(f), 0);
+        import(&imp, "bulk.rules", buf);
+        s = convert(&imp, &text, &rules, &names);
+        ASSERT_EQ(names, 15000);
+        ASSERT_EQ(rules, 1);
+        ASSERT_EQ(imp.n_errors, 0);
+        ASSERT_EQ(value_of(s, "prog00000", NULL, NULL), 19);
+        ASSERT_EQ(value_of(s, "prog14999", NULL, NULL), 19);
+        ASSERT_EQ(value_of(s, "prog15000", NULL, NULL), 100);
+        for (const char *p = text, *nl; (nl = strchr(p, '\n')); p = nl + 1)
+                ASSERT_TRUE(nl - p < 200);
+}
+
+int main(void) {
+        test_table();
+        test_tree();
+        test_large();
+        return 0;
+}
