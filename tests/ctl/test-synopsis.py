@@ -208,6 +208,13 @@ for verb in verbs:
 rc, out, err = run(["run", "-l", "0", "sh", "-c", "echo $0 $1", "--help", "-l"])
 check(rc in (0, 4) and (rc == 4 or out.strip() == "--help -l"),
       f"run -l 0 sh -c ... --help -l: the command gets its own options (exit {rc}, '{out.strip()}')", err)
+# getopt_long() over all of argv: short options in clusters, "--" ends the options.
+for args, want in ((["explain", "-vp", PID], (0,)), (["explain", "-vp" + PID], (0,)),
+                   (["--", "check", RULE], (0,)), (["get", "--", PID], (0,)),
+                   (["check", "--", TREE + "/-no-such-file.conf"], (1,)),
+                   (["run", "-l0", "--", "sh", "-c", "exit 3"], (3, 4))):
+    rc, out, err = run(args)
+    check(rc in want, f"latnicectl {' '.join(args)} (exit {rc}, want {want})", err)
 rc, out, err = run(["check", "--no-such-option"])
 check(rc == 2, f"an unknown option is still a usage error (exit {rc})", err)
 rc, out, err = run(["status", "--latency-nice=1"])
