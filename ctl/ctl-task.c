@@ -382,7 +382,10 @@ static const char explain_usage[] =
         "Exit status: 0 explained, 1 rules could not be loaded, 2 usage error,\n"
         "3 no such process.\n";
 
-/* Only a single PID goes to the daemon; a description, --verbose and an explicit rule tree are the offline explain's job. */
+/*
+ * Only a single PID goes to latniced; a description, --verbose and an
+ * explicit rule tree or profile are the offline explain's job.
+ */
 static int run_explain(Ctl *ctl) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(freep) char *why = NULL;
