@@ -12,49 +12,16 @@
 #include "filter.h"
 #include "match.h"
 #include "proc.h"
-#include "profile.h"
+#include "profile-resolve.h"
 #include "util.h"
 
-int ctl_resolve_profile(const Ctl *ctl, char **ret_name, char **ret_path) {
-        _cleanup_(freep) char *conf_path = NULL, *name = NULL;
-        DaemonConfig dc = {};
-        int r;
-
-        *ret_name = *ret_path = NULL;
-        if (ctl->no_profile)
-                return 0;
-        if (ctl->profile)
-                name = strdup(ctl->profile);
-        else {
-                conf_path = path_join(ctl->root, LATNICE_DAEMON_CONF);
-                if (!conf_path)
-                        return -ENOMEM;
-                r = daemon_config_load(conf_path, &dc);
-                if (r < 0)
-                        return r;
-                if (dc.error)
-                        fprintf(stderr, "%s, ignoring.\n", dc.error);
-                name = strdup(dc.profile ? dc.profile : LATNICE_DEFAULT_PROFILE);
-                daemon_config_done(&dc);
-        }
-        if (!name)
-                return -ENOMEM;
-        r = profile_find(ctl->root, ctl->profile_dir, name, ret_path);
-        if (r == -ENOENT || r == -EINVAL) {
-                /* rule_set_load() reports a missing profile as a rule error. */
-                if (asprintf(ret_path, "%s/%s.conf", LATNICE_PROFILE_DIR, name) < 0)
-                        return -ENOMEM;
-        } else if (r < 0)
-                return r;
-        *ret_name = TAKE_PTR(name);
-        return 0;
-}
-
 int ctl_load_rules(const Ctl *ctl, RuleSet **ret) {
-        _cleanup_(freep) char *name = NULL, *path = NULL;
+        _cleanup_(freep) char *name = NULL, *path = NULL, *warning = NULL;
         int r;
 
-        r = ctl_resolve_profile(ctl, &name, &path);
+        r = profile_resolve(ctl->root, ctl->profile_dir, ctl->profile, ctl->no_profile, &name, &path, &warning);
+        if (warning)
+                fprintf(stderr, "%s, ignoring.\n", warning);
         if (r < 0)
                 return r;
         return rule_set_load(ctl->root, name, path, ret);

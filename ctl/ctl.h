@@ -57,9 +57,7 @@ int ctl_usage_error(const Ctl *ctl, const char *fmt, ...) _printf_(2, 3);
 /* The PIDs of -p and those of ctl->args from index start on; prints the first bad one. */
 int ctl_parse_pids(const Ctl *ctl, int start, pid_t **ret, int *ret_n);
 
-/* Resolves the active profile (option, then latniced.conf, then the default). */
-int ctl_resolve_profile(const Ctl *ctl, char **ret_name, char **ret_path);
-/* Loads the effective rules as the daemon would; prints nothing. */
+/* Loads the effective rules as latniced would; prints only a warning about latniced.conf. */
 int ctl_load_rules(const Ctl *ctl, RuleSet **ret);
 /* The offline view is meant when the rule tree or profile was chosen on the command line. */
 bool ctl_wants_offline(const Ctl *ctl);
