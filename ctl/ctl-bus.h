@@ -1,25 +1,46 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* latnicectl's online verbs: latniced's org.latnice1 API through sd-bus. */
+/*
+ * latnicectl's side of org.latnice1: the connection, the polkit agent for a
+ * terminal, and method calls that turn a failure into a message and an exit
+ * status, so that each verb is its reply and its output.
+ */
 #pragma once
 
-#include "ctl.h"
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
 
-/* Need the daemon. */
-int verb_status(Ctl *ctl, int argc, char **argv);
-int verb_list(Ctl *ctl, int argc, char **argv);
-int verb_reload(Ctl *ctl, int argc, char **argv);
-int verb_profile(Ctl *ctl, int argc, char **argv);
-int verb_rules(Ctl *ctl, int argc, char **argv);
-
-/* Ask the daemon when it is on the bus, else fall back to the offline verb. */
-int verb_get_online(Ctl *ctl, int argc, char **argv);
-int verb_set_online(Ctl *ctl, int argc, char **argv);
-int verb_explain_online(Ctl *ctl, int argc, char **argv);
+#include "util.h"
 
 /*
- * latnicectl run: sets latency nice ln on ourselves through latniced when it
- * is on the bus, so that the value counts as explicit and a rule matching the
- * command does not replace it after the exec. 1 done; 0 latniced is not
- * there; < 0 it refused or failed (*ret_why says why, free it).
+ * The system bus if latniced owns its name: 0 and *ret; < 0 and *ret_why
+ * (free it) if not. Quiet: the caller decides whether that is an error or a
+ * reason to fall back.
  */
-int ctl_run_through_daemon(int ln, char **ret_why);
+int ctl_bus_connect(sd_bus **ret, char **ret_why);
+/* The same for the verbs that need latniced: says why not, CTL_EXIT_FAILURE. */
+int ctl_bus_connect_or_fail(sd_bus **ret);
+
+/* A text polkit agent on this terminal around a privileged call; 0 when none is needed or possible. */
+pid_t ctl_polkit_agent_open(void);
+void ctl_polkit_agent_close(pid_t pid);
+
+/*
+ * Calls METHOD of org.latnice1.Manager for a process, through its pidfd
+ * variant ("<method>ByPIDFD") where a pidfd opens, so latniced acts on the
+ * very process named even if its pid is reused meanwhile. value NULL: the
+ * method takes none.
+ */
+int ctl_bus_call_for_pid(sd_bus *bus, const char *method, pid_t pid, const int32_t *value, sd_bus_error *error,
+                         sd_bus_message **reply);
+
+/*
+ * The calls of the verbs: CTL_EXIT_OK, or they print "WHAT: why" and return
+ * the exit status the error maps to. ctl_call_for_pid() says "PID N" or
+ * "PID N: WHAT".
+ */
+int ctl_call(sd_bus *bus, const char *interface, const char *method, const char *what, sd_bus_message **reply,
+             const char *types, ...);
+int ctl_call_for_pid(sd_bus *bus, const char *method, pid_t pid, const int32_t *value, const char *what,
+                     sd_bus_message **reply);
+/* A reply that does not read as documented: says so, CTL_EXIT_FAILURE. */
+int ctl_bad_reply(int r);

@@ -1,15 +1,35 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Offline verbs: check, cat-config, explain. They need no daemon. */
+/*
+ * The rules on disk, as latniced would load them, and the verbs that read
+ * them without a daemon: check, cat-config, and explain when latniced is
+ * not asked (ctl-task.c decides).
+ */
 
 #include <ctype.h>
 #include <fcntl.h>
-#include <getopt.h>
 
 #include "ctl.h"
 #include "filter.h"
 #include "match.h"
 #include "proc.h"
+#include "profile.h"
 #include "util.h"
+
+int ctl_load_rules(const Ctl *ctl, RuleSet **ret) {
+        _cleanup_(freep) char *name = NULL, *path = NULL, *warning = NULL;
+        int r;
+
+        r = profile_resolve(&ctl->tree, &name, &path, &warning);
+        if (warning)
+                fprintf(stderr, "%s, ignoring.\n", warning);
+        if (r < 0)
+                return r;
+        return rule_set_load(ctl->tree.root, name, path, ret);
+}
+
+bool ctl_wants_offline(const Ctl *ctl) {
+        return ctl->tree.root || ctl->tree.profile || ctl->tree.profile_dir || ctl->tree.no_profile;
+}
 
 static void print_errors(const RuleSet *s) {
         for (size_t i = 0; i < s->n_errors; i++) {
@@ -78,33 +98,22 @@ static size_t print_warnings(const RuleSet *s) {
         return n;
 }
 
-int verb_check(Ctl *ctl, int argc, char **argv) {
-        static const char usage[] =
-                "latnicectl check [--root=DIR] [FILE...]\n\n"
-                "Validate rule files. Without FILE, checks what latniced would load:\n"
-                "the drop-in directories and the active profile. Prints each problem\n"
-                "as file:line: message, and warns about rules that work at a cost\n"
-                "(every exec wakes latniced) or may not mean what they say.\n\n"
-                "Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage error.\n";
+static const char check_usage[] =
+        "latnicectl check [--root=DIR] [FILE...]\n\n"
+        "Validate rule files. Without FILE, checks what latniced would load:\n"
+        "the drop-in directories and the active profile. Prints each problem\n"
+        "as file:line: message, and warns about rules that work at a cost\n"
+        "(every exec wakes latniced) or may not mean what they say.\n\n"
+        "Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage error.\n";
+
+static int run_check(Ctl *ctl) {
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         size_t active = 0, warnings;
         int r;
 
-        if (ctl_want_help(argc, argv, usage))
-                return CTL_EXIT_OK;
-        for (int i = 1; i < argc; i++)
-                if (argv[i][0] == '-' && strcmp(argv[i], "--") != 0) {
-                        fprintf(stderr, "Unknown option '%s'.\n%s", argv[i], usage);
-                        return CTL_EXIT_USAGE;
-                }
-
-        if (argc > 1) {
-                char **files = argv + 1;
-
-                if (strcmp(files[0], "--") == 0)
-                        files++;
-                r = rule_set_load_files(files, &s);
-        } else
+        if (ctl->n_args > 0)
+                r = rule_set_load_files(ctl->args, &s);
+        else
                 r = ctl_load_rules(ctl, &s);
         if (r < 0) {
                 fprintf(stderr, "Failed to load rules: %s\n", strerror(-r));
@@ -123,21 +132,22 @@ int verb_check(Ctl *ctl, int argc, char **argv) {
         return s->n_errors > 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
 }
 
-int verb_cat_config(Ctl *ctl, int argc, char **argv) {
-        static const char usage[] =
-                "latnicectl cat-config\n\n"
-                "Print the rule files latniced reads, in the order that decides\n"
-                "precedence (the first matching rule wins), each with its contents.\n"
-                "Hidden and masked files are listed without contents.\n";
+const Verb verb_check = {
+        "check", run_check, "validate rule files, print file:line errors", check_usage,
+};
+
+static const char cat_config_usage[] =
+        "latnicectl cat-config\n\n"
+        "Print the rule files latniced reads, in the order that decides\n"
+        "precedence (the first matching rule wins), each with its contents.\n"
+        "Hidden and masked files are listed without contents.\n";
+
+static int run_cat_config(Ctl *ctl) {
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         int r;
 
-        if (ctl_want_help(argc, argv, usage))
-                return CTL_EXIT_OK;
-        if (argc > 1) {
-                fprintf(stderr, "cat-config takes no arguments.\n%s", usage);
-                return CTL_EXIT_USAGE;
-        }
+        if (ctl->n_args > 0)
+                return ctl_usage_error(ctl, "cat-config takes no arguments.");
         r = ctl_load_rules(ctl, &s);
         if (r < 0) {
                 fprintf(stderr, "Failed to load rules: %s\n", strerror(-r));
@@ -181,6 +191,10 @@ int verb_cat_config(Ctl *ctl, int argc, char **argv) {
         return CTL_EXIT_OK;
 }
 
+const Verb verb_cat_config = {
+        "cat-config", run_cat_config, "show the effective rule files in order", cat_config_usage,
+};
+
 static void print_rule_ref(const Rule *r) {
         char ref[512];
 
@@ -217,7 +231,7 @@ static void print_task(const TaskInfo *t) {
         printf("  cgroup:  %s\n", t->cgroup ?: "-");
 }
 
-static int explain_task(Ctl *ctl, const TaskInfo *t, bool verbose) {
+static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         _cleanup_(freep) char *unit = NULL;
         MatchResult m = {};
@@ -292,106 +306,28 @@ static int explain_task(Ctl *ctl, const TaskInfo *t, bool verbose) {
         return CTL_EXIT_OK;
 }
 
-int verb_explain(Ctl *ctl, int argc, char **argv) {
-        static const char usage[] =
-                "latnicectl explain --pid=PID [--verbose]\n"
-                "latnicectl explain [--comm=NAME] [--exe=PATH] [--cmdline=WORD...] [--parent=NAME]\n"
-                "                   [--user=NAME] [--group=NAME] [--cgroup=PATH] [--verbose]\n\n"
-                "Show which rule gives a process its latency nice and why, and which\n"
-                "later rules it shadows. --pid reads the process from /proc; the other\n"
-                "options describe a process that need not exist. --cmdline may repeat.\n"
-                "--verbose also shows why each other rule did not match.\n\n"
-                "Exit status: 0 explained, 1 rules could not be loaded, 2 usage error,\n"
-                "3 no such process.\n";
-        enum { ARG_PID = 0x100, ARG_COMM, ARG_EXE, ARG_CMDLINE, ARG_PARENT, ARG_USER, ARG_GROUP, ARG_CGROUP };
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "verbose", no_argument, NULL, 'v' },
-                { "pid", required_argument, NULL, ARG_PID },
-                { "comm", required_argument, NULL, ARG_COMM },
-                { "exe", required_argument, NULL, ARG_EXE },
-                { "cmdline", required_argument, NULL, ARG_CMDLINE },
-                { "parent", required_argument, NULL, ARG_PARENT },
-                { "user", required_argument, NULL, ARG_USER },
-                { "group", required_argument, NULL, ARG_GROUP },
-                { "cgroup", required_argument, NULL, ARG_CGROUP },
-                {}
-        };
-        _cleanup_(strv_freep) char **cmdline = NULL;
-        TaskInfo t = { .uid = (uid_t) -1, .gid = (gid_t) -1 };
-        unsigned id;
-        pid_t pid = 0;
-        bool verbose = false, described = false;
-        int c, r;
+bool ctl_explain_described(const Ctl *ctl) {
+        return ctl->comm || ctl->exe || ctl->cmdline || ctl->parent || ctl->user || ctl->group || ctl->cgroup;
+}
 
-        while ((c = getopt_long(argc, argv, "hvp:", options, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        fputs(usage, stdout);
-                        return CTL_EXIT_OK;
-                case 'v':
-                        verbose = true;
-                        break;
-                case 'p':
-                case ARG_PID:
-                        if (parse_pid(optarg, &pid) < 0) {
-                                fprintf(stderr, "Invalid pid '%s': expected a positive number.\n", optarg);
-                                return CTL_EXIT_USAGE;
-                        }
-                        break;
-                case ARG_COMM:
-                        t.comm = optarg;
-                        described = true;
-                        break;
-                case ARG_EXE:
-                        t.exe = optarg;
-                        described = true;
-                        break;
-                case ARG_CMDLINE:
-                        if (strv_extend(&cmdline, optarg) < 0)
-                                return CTL_EXIT_FAILURE;
-                        described = true;
-                        break;
-                case ARG_PARENT:
-                        t.parent_comm = optarg;
-                        described = true;
-                        break;
-                case ARG_USER:
-                        if (sscanf(optarg, "%u", &id) == 1 && strspn(optarg, "0123456789") == strlen(optarg))
-                                t.uid = id;
-                        else
-                                t.user = optarg;
-                        described = true;
-                        break;
-                case ARG_GROUP:
-                        if (sscanf(optarg, "%u", &id) == 1 && strspn(optarg, "0123456789") == strlen(optarg))
-                                t.gid = id;
-                        else
-                                t.group = optarg;
-                        described = true;
-                        break;
-                case ARG_CGROUP:
-                        t.cgroup = optarg;
-                        described = true;
-                        break;
-                default:
-                        return CTL_EXIT_USAGE;
-                }
-        }
-        if (optind < argc) {
-                /* "explain 1234" is what people type: accept a bare pid. */
-                if (optind + 1 == argc && pid == 0 && parse_pid(argv[optind], &pid) >= 0)
-                        optind++;
-                else {
-                        fprintf(stderr, "Unexpected argument '%s'.\n%s", argv[optind], usage);
-                        return CTL_EXIT_USAGE;
-                }
-        }
-        if ((pid > 0) == described) {
-                fprintf(stderr, "Give either --pid=PID or a description (--comm=, --exe=, ...), not %s.\n%s",
-                        described ? "both" : "neither", usage);
-                return CTL_EXIT_USAGE;
-        }
+/* --user=/--group= take a name or a number. */
+static void name_or_id(const char *arg, const char **ret_name, unsigned *ret_id) {
+        unsigned id;
+
+        if (sscanf(arg, "%u", &id) == 1 && strspn(arg, "0123456789") == strlen(arg))
+                *ret_id = id;
+        else
+                *ret_name = arg;
+}
+
+int ctl_explain_offline(Ctl *ctl, pid_t pid) {
+        TaskInfo t = { .uid = (uid_t) -1, .gid = (gid_t) -1 };
+        bool described = ctl_explain_described(ctl);
+        int r;
+
+        if ((pid > 0) == described)
+                return ctl_usage_error(ctl, "Give either --pid=PID or a description (--comm=, --exe=, ...), not %s.",
+                                       described ? "both" : "neither");
 
         if (pid > 0) {
                 _cleanup_(closep) int proc_fd = -1;
@@ -414,10 +350,18 @@ int verb_explain(Ctl *ctl, int argc, char **argv) {
                 if (p.stat.flags & PROC_PF_KTHREAD)
                         printf("Note: %d is a kernel thread; latniced never changes kernel threads.\n", (int) pid);
                 proc_task_to_info(&p, &t);
-                r = explain_task(ctl, &t, verbose);
+                r = explain_task(ctl, &t, ctl->verbose);
                 proc_task_done(&p);
                 return r;
         }
-        t.argv = cmdline;
-        return explain_task(ctl, &t, verbose);
+        t.comm = ctl->comm;
+        t.exe = ctl->exe;
+        t.argv = ctl->cmdline;
+        t.parent_comm = ctl->parent;
+        if (ctl->user)
+                name_or_id(ctl->user, &t.user, &t.uid);
+        if (ctl->group)
+                name_or_id(ctl->group, &t.group, &t.gid);
+        t.cgroup = ctl->cgroup;
+        return explain_task(ctl, &t, ctl->verbose);
 }

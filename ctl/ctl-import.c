@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <ftw.h>
-#include <getopt.h>
 #include <sys/stat.h>
 
 #include "ananicy.h"
@@ -117,46 +116,29 @@ static void print_summary(const AnanicyImport *imp, size_t rules, size_t names, 
                 imp->n_errors, imp->n_errors == 1 ? "" : "s");
 }
 
-int verb_import_ananicy(Ctl *ctl, int argc, char **argv) {
-        static const char usage[] =
-                "latnicectl import-ananicy [--out=FILE] [DIR...]\n\n"
-                "Read the ananicy / ananicy-cpp rule tree in DIR (default /etc/ananicy.d):\n"
-                "*.rules, *.types and *.cgroups files, one JSON object a line, '#'\n"
-                "comments. Write one latnice.d file (to FILE, or standard output): a rule\n"
-                "per type listing its programs, and one per program that sets its own\n"
-                "value. Latency nice comes from latency_nice, else nice, else sched\n"
-                "(idle 19, batch 10, fifo/rr/iso -15); ioclass, ionice, oom_score_adj,\n"
-                "cgroup and rtprio are not imported. Problems are printed as file:line.\n\n"
-                "Exit status: 0 written, 1 written but lines were broken or types unknown,\n"
-                "or nothing written (an I/O error), 2 usage error.\n";
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "out", required_argument, NULL, 'o' },
-                {}
-        };
+static const char import_usage[] =
+        "latnicectl import-ananicy [--out=FILE] [DIR...]\n\n"
+        "Read the ananicy / ananicy-cpp rule tree in DIR (default /etc/ananicy.d):\n"
+        "*.rules, *.types and *.cgroups files, one JSON object a line, '#'\n"
+        "comments. Write one latnice.d file (to FILE, or standard output): a rule\n"
+        "per type listing its programs, and one per program that sets its own\n"
+        "value. Latency nice comes from latency_nice, else nice, else sched\n"
+        "(idle 19, batch 10, fifo/rr/iso -15); ioclass, ionice, oom_score_adj,\n"
+        "cgroup and rtprio are not imported. Problems are printed as file:line.\n\n"
+        "Exit status: 0 written, 1 written but lines were broken or types unknown,\n"
+        "or nothing written (an I/O error), 2 usage error.\n";
+
+static int run_import(Ctl *ctl) {
         _cleanup_(ananicy_import_done) AnanicyImport imp = {};
         _cleanup_(rule_set_freep) RuleSet *check = NULL;
         _cleanup_(freep) char *text = NULL, *source = NULL;
         char *default_dirs[] = { (char *) "/etc/ananicy.d", NULL }, **dirs;
-        const char *out = NULL;
+        const char *out = ctl->out;
         size_t text_size = 0, rules = 0, names = 0;
         FILE *mem;
-        int c, r = 0;
+        int r = 0;
 
-        (void) ctl;
-        while ((c = getopt_long(argc, argv, "ho:", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        fputs(usage, stdout);
-                        return CTL_EXIT_OK;
-                case 'o':
-                        out = optarg;
-                        break;
-                default:
-                        fputs(usage, stderr);
-                        return CTL_EXIT_USAGE;
-                }
-        dirs = optind < argc ? argv + optind : default_dirs;
+        dirs = ctl->n_args > 0 ? ctl->args : default_dirs;
 
         for (char **d = dirs; *d; d++) {
                 struct stat st;
@@ -236,3 +218,7 @@ int verb_import_ananicy(Ctl *ctl, int argc, char **argv) {
         print_summary(&imp, rules, names, out ? out : "standard output");
         return imp.n_errors > 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
 }
+
+const Verb verb_import_ananicy = {
+        "import-ananicy", run_import, "turn an ananicy rule tree into a latnice.d file", import_usage,
+};

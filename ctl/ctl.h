@@ -1,47 +1,84 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* latnicectl: the verbs and what they share. */
+/*
+ * latnicectl: the parsed command line every verb gets, and the verbs.
+ * latnicectl.c parses all options wherever they stand; a verb sees values,
+ * never argv, so "check --root=DIR" and "--root=DIR check" are one thing.
+ */
 #pragma once
 
 #include <stdbool.h>
 
+#include "ctl-exit.h"
+#include "profile.h"
 #include "rules.h"
+#include "sched.h"
+#include "util.h"
 
-/* Exit codes, documented in latnicectl --help and latnicectl(1). */
-enum {
-        CTL_EXIT_OK = 0,
-        CTL_EXIT_FAILURE = 1,     /* errors found (check), or the operation failed */
-        CTL_EXIT_USAGE = 2,       /* bad command line */
-        CTL_EXIT_NO_PROCESS = 3,  /* the process does not exist (any more) */
-        CTL_EXIT_UNSUPPORTED = 4, /* the kernel (or daemon) cannot do it */
-        CTL_EXIT_PERMISSION = 5,  /* not allowed */
-};
+typedef struct Verb Verb;
 
 typedef struct Ctl {
-        const char *root;        /* --root: rule tree prefix */
-        const char *profile;     /* --profile, NULL: from latniced.conf */
-        const char *profile_dir; /* --profile-dir: searched first */
-        bool no_profile;
+        const Verb *verb;
+
+        bool help, version;
+
+        /* Global options. */
+        RuleTreeOptions tree;    /* --root, --profile, --no-profile, --profile-dir */
         bool json;
+
+        /* The verbs' options; latnicectl.c refuses one the verb does not take. */
+        const char *latency_nice_arg; /* -l as given: run, set */
+        bool have_latency_nice;       /* and validated */
+        int latency_nice;
+        char **pid_args;        /* -p/--pid in order, as given: set, explain */
+        bool verbose;           /* explain */
+        const char *comm, *exe, *parent, *user, *group, *cgroup; /* explain's description */
+        char **cmdline;
+        const char *out;        /* import-ananicy */
+
+        /* What follows the verb, options taken out; for run, COMMAND and its ARGS. */
+        char **args;
+        int n_args;
 } Ctl;
 
-typedef struct Verb {
+struct Verb {
         const char *name;
-        int (*run)(Ctl *ctl, int argc, char **argv);
+        int (*run)(Ctl *ctl);
         const char *summary;
-} Verb;
+        const char *usage; /* the synopsis lines, a blank line, the description */
+};
 
-/* Resolves the active profile (option, then latniced.conf, then the default). */
-int ctl_resolve_profile(Ctl *ctl, char **ret_name, char **ret_path);
-/* Loads the effective rules as the daemon would; prints nothing. */
-int ctl_load_rules(Ctl *ctl, RuleSet **ret);
+extern const Verb verb_check, verb_cat_config, verb_explain, verb_run, verb_get, verb_set, verb_status, verb_list,
+        verb_rules, verb_reload, verb_profile, verb_import_ananicy;
 
-/* Prints a getopt-style help for one verb when argv has -h/--help; returns true if it did. */
-bool ctl_want_help(int argc, char **argv, const char *usage);
+/* "Missing PID." and the like: the message, the verb's usage, CTL_EXIT_USAGE. */
+int ctl_usage_error(const Ctl *ctl, const char *fmt, ...) _printf_(2, 3);
+/* The PIDs of -p and those of ctl->args from index start on; prints the first bad one. */
+int ctl_parse_pids(const Ctl *ctl, int start, pid_t **ret, int *ret_n);
 
-int verb_check(Ctl *ctl, int argc, char **argv);
-int verb_import_ananicy(Ctl *ctl, int argc, char **argv);
-int verb_cat_config(Ctl *ctl, int argc, char **argv);
-int verb_explain(Ctl *ctl, int argc, char **argv);
-int verb_run(Ctl *ctl, int argc, char **argv);
-int verb_get(Ctl *ctl, int argc, char **argv);
-int verb_set(Ctl *ctl, int argc, char **argv);
+/* Loads the effective rules as latniced would; prints only a warning about latniced.conf. */
+int ctl_load_rules(const Ctl *ctl, RuleSet **ret);
+/* The offline view is meant when the rule tree or profile was chosen on the command line. */
+bool ctl_wants_offline(const Ctl *ctl);
+/* explain was given a description of a process (--comm=, --exe=, ...). */
+bool ctl_explain_described(const Ctl *ctl);
+
+/* Without latniced: the kernel's view and the kernel directly (ctl-kernel.c), the rules on disk (ctl-config.c). */
+typedef struct KernelView {
+        int proc_fd;
+        SchedProbe probe;
+} KernelView;
+/* Opens /proc and probes the backend (and says which, without --json); < 0 it said why not. */
+int ctl_kernel_view_open(const Ctl *ctl, KernelView *ret);
+void ctl_kernel_view_done(KernelView *v);
+/* One process as the kernel sees it, in get's format; an exit status. */
+int ctl_kernel_get(const Ctl *ctl, const KernelView *v, pid_t pid, bool first);
+int ctl_kernel_set(Ctl *ctl, const pid_t *pids, int n_pids);
+int ctl_explain_offline(Ctl *ctl, pid_t pid);
+
+/*
+ * latnicectl run: sets latency nice ln on ourselves through latniced when it
+ * is on the bus, so that the value counts as explicit and a rule matching the
+ * command does not replace it after the exec. 1 done; 0 latniced is not
+ * there; < 0 it refused or failed (*ret_why says why, free it).
+ */
+int ctl_run_through_daemon(int ln, char **ret_why);

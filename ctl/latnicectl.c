@@ -1,26 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* latnicectl: command line, global options and verb dispatch. */
+/*
+ * latnicectl: the command line and verb dispatch. Options stand before or
+ * after the verb, as with systemctl: one getopt_long over all of argv, the
+ * first non-option is the verb. After "--", and for run after COMMAND,
+ * nothing is an option any more, so a command keeps its own options.
+ */
 
 #include <getopt.h>
+#include <stdarg.h>
 
-#include "ctl-bus.h"
 #include "ctl.h"
+#include "latnice/uapi.h"
 #include "profile.h"
-#include "util.h"
 
-static const Verb verbs[] = {
-        { "check", verb_check, "validate rule files, print file:line errors" },
-        { "cat-config", verb_cat_config, "show the effective rule files in order" },
-        { "explain", verb_explain_online, "show which rule applies to a process and why" },
-        { "run", verb_run, "run a command with a latency nice value" },
-        { "get", verb_get_online, "show the latency nice of every thread of processes" },
-        { "set", verb_set_online, "set latency nice on every thread of running processes" },
-        { "status", verb_status, "show what latniced does: backend, events, profile, errors" },
-        { "list", verb_list, "list the processes latniced gave a value" },
-        { "rules", verb_rules, "list the rules latniced is running" },
-        { "reload", verb_reload, "make latniced reload its rules" },
-        { "profile", verb_profile, "list profiles, or switch latniced to one" },
-        { "import-ananicy", verb_import_ananicy, "turn an ananicy rule tree into a latnice.d file" },
+static const Verb *const verbs[] = {
+        &verb_check, &verb_cat_config, &verb_explain, &verb_run, &verb_get, &verb_set,
+        &verb_status, &verb_list, &verb_rules, &verb_reload, &verb_profile, &verb_import_ananicy,
 };
 
 static void help(void) {
@@ -29,7 +24,7 @@ static void help(void) {
                "when a task runs rather than how much CPU it gets.\n\n"
                "Commands:\n");
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                printf("  %-12s %s\n", verbs[i].name, verbs[i].summary);
+                printf("  %-12s %s\n", verbs[i]->name, verbs[i]->summary);
         printf("\nOptions:\n"
                "  -h --help            show this help (also: COMMAND --help)\n"
                "     --version         show the version\n"
@@ -38,135 +33,251 @@ static void help(void) {
                "     --no-profile      use no profile, only the drop-in rules\n"
                "     --profile-dir=DIR look for profiles in DIR first\n"
                "     --json            machine-readable output (JSON)\n"
+               "Options may stand before or after COMMAND.\n"
                "\nExit status:\n"
                "  0 success, 1 failure (or errors found by check), 2 usage error,\n"
                "  3 no such process, 4 not supported here, 5 permission denied\n");
 }
 
-int ctl_resolve_profile(Ctl *ctl, char **ret_name, char **ret_path) {
-        _cleanup_(freep) char *conf_path = NULL, *name = NULL;
-        DaemonConfig dc = {};
-        int r;
+static const Verb *verb_find(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (strcmp(verbs[i]->name, name) == 0)
+                        return verbs[i];
+        return NULL;
+}
 
-        *ret_name = *ret_path = NULL;
-        if (ctl->no_profile)
-                return 0;
-        if (ctl->profile)
-                name = strdup(ctl->profile);
-        else {
-                conf_path = path_join(ctl->root, LATNICE_DAEMON_CONF);
-                if (!conf_path)
-                        return -ENOMEM;
-                r = daemon_config_load(conf_path, &dc);
-                if (r < 0)
-                        return r;
-                if (dc.error)
-                        fprintf(stderr, "%s, ignoring.\n", dc.error);
-                name = strdup(dc.profile ? dc.profile : LATNICE_DEFAULT_PROFILE);
-                daemon_config_done(&dc);
+int ctl_usage_error(const Ctl *ctl, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "\n%s", ctl->verb->usage);
+        return CTL_EXIT_USAGE;
+}
+
+static int parse_pid_arg(const char *s, pid_t *ret) {
+        if (parse_pid(s, ret) < 0) {
+                fprintf(stderr, "Invalid PID '%s': must be a positive integer.\n", s);
+                return -EINVAL;
         }
-        if (!name)
-                return -ENOMEM;
-        r = profile_find(ctl->root, ctl->profile_dir, name, ret_path);
-        if (r == -ENOENT || r == -EINVAL) {
-                /* rule_set_load() reports a missing profile as a rule error. */
-                if (asprintf(ret_path, "%s/%s.conf", LATNICE_PROFILE_DIR, name) < 0)
-                        return -ENOMEM;
-        } else if (r < 0)
-                return r;
-        *ret_name = TAKE_PTR(name);
         return 0;
 }
 
-int ctl_load_rules(Ctl *ctl, RuleSet **ret) {
-        _cleanup_(freep) char *name = NULL, *path = NULL;
-        int r;
+int ctl_parse_pids(const Ctl *ctl, int start, pid_t **ret, int *ret_n) {
+        _cleanup_(freep) pid_t *pids = calloc(strv_length(ctl->pid_args) + (size_t) ctl->n_args + 1, sizeof(pid_t));
+        int n = 0;
 
-        r = ctl_resolve_profile(ctl, &name, &path);
-        if (r < 0)
-                return r;
-        return rule_set_load(ctl->root, name, path, ret);
+        if (!pids)
+                return -ENOMEM;
+        for (char **a = ctl->pid_args; a && *a; a++)
+                if (parse_pid_arg(*a, &pids[n++]) < 0)
+                        return -EINVAL;
+        for (int i = start; i < ctl->n_args; i++)
+                if (parse_pid_arg(ctl->args[i], &pids[n++]) < 0)
+                        return -EINVAL;
+        *ret = TAKE_PTR(pids);
+        *ret_n = n;
+        return 0;
 }
 
-bool ctl_want_help(int argc, char **argv, const char *usage) {
-        for (int i = 1; i < argc; i++) {
-                if (strcmp(argv[i], "--") == 0)
-                        break;
-                if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-                        fputs(usage, stdout);
+/* Where an option's value goes in Ctl. */
+typedef enum OptionKind {
+        OPTION_STRING, /* const char *: the last one given */
+        OPTION_FLAG,   /* bool */
+        OPTION_LIST,   /* char **: each one given, in order */
+} OptionKind;
+
+/* Every option of every verb; getopt_long()'s table is made from it. */
+static const struct {
+        const char *name;
+        char short_name;
+        bool has_arg;
+        const char *verbs; /* the verbs that take it; NULL: every verb */
+        OptionKind kind;
+        size_t offset;
+} ctl_options[] = {
+        { "help", 'h', false, NULL, OPTION_FLAG, offsetof(Ctl, help) },
+        { "version", 0, false, NULL, OPTION_FLAG, offsetof(Ctl, version) },
+        { "root", 0, true, NULL, OPTION_STRING, offsetof(Ctl, tree.root) },
+        { "profile", 0, true, NULL, OPTION_STRING, offsetof(Ctl, tree.profile) },
+        { "no-profile", 0, false, NULL, OPTION_FLAG, offsetof(Ctl, tree.no_profile) },
+        { "profile-dir", 0, true, NULL, OPTION_STRING, offsetof(Ctl, tree.profile_dir) },
+        { "json", 0, false, NULL, OPTION_FLAG, offsetof(Ctl, json) },
+        { "latency-nice", 'l', true, "run set", OPTION_STRING, offsetof(Ctl, latency_nice_arg) },
+        { "pid", 'p', true, "set explain", OPTION_LIST, offsetof(Ctl, pid_args) },
+        { "verbose", 'v', false, "explain", OPTION_FLAG, offsetof(Ctl, verbose) },
+        { "comm", 0, true, "explain", OPTION_STRING, offsetof(Ctl, comm) },
+        { "exe", 0, true, "explain", OPTION_STRING, offsetof(Ctl, exe) },
+        { "cmdline", 0, true, "explain", OPTION_LIST, offsetof(Ctl, cmdline) },
+        { "parent", 0, true, "explain", OPTION_STRING, offsetof(Ctl, parent) },
+        { "user", 0, true, "explain", OPTION_STRING, offsetof(Ctl, user) },
+        { "group", 0, true, "explain", OPTION_STRING, offsetof(Ctl, group) },
+        { "cgroup", 0, true, "explain", OPTION_STRING, offsetof(Ctl, cgroup) },
+        { "out", 'o', true, "import-ananicy", OPTION_STRING, offsetof(Ctl, out) },
+};
+
+/* getopt_long() returns the short name, or OPTION_VAL + index for a long-only option. */
+#define OPTION_VAL 0x100
+
+static bool word_in(const char *word, const char *list) {
+        size_t l = strlen(word);
+
+        for (const char *p = list; (p = strstr(p, word)); p += l)
+                if ((p == list || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\0'))
                         return true;
-                }
-        }
         return false;
 }
 
-int main(int argc, char **argv) {
-        enum {
-                ARG_VERSION = 0x100,
-                ARG_ROOT,
-                ARG_PROFILE,
-                ARG_NO_PROFILE,
-                ARG_PROFILE_DIR,
-                ARG_JSON,
-        };
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
-                { "root", required_argument, NULL, ARG_ROOT },
-                { "profile", required_argument, NULL, ARG_PROFILE },
-                { "no-profile", no_argument, NULL, ARG_NO_PROFILE },
-                { "profile-dir", required_argument, NULL, ARG_PROFILE_DIR },
-                { "json", no_argument, NULL, ARG_JSON },
-                {}
-        };
-        Ctl ctl = {};
-        int c;
+typedef struct Parsed {
+        /* Each option as first spelt; the verb's are checked once it is known (it may follow them). */
+        const char *given[ELEMENTSOF(ctl_options)];
+        bool bad_option;
+} Parsed;
 
-        /* '+': stop at the verb, so each verb parses its own options. */
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        help();
-                        return CTL_EXIT_OK;
-                case ARG_VERSION:
-                        printf("latnicectl %s\n", LATNICE_VERSION);
-                        return CTL_EXIT_OK;
-                case ARG_ROOT:
-                        ctl.root = optarg;
-                        break;
-                case ARG_PROFILE:
-                        if (!profile_name_valid(optarg)) {
-                                fprintf(stderr, "Invalid profile name '%s'.\n", optarg);
-                                return CTL_EXIT_USAGE;
-                        }
-                        ctl.profile = optarg;
-                        break;
-                case ARG_NO_PROFILE:
-                        ctl.no_profile = true;
-                        break;
-                case ARG_PROFILE_DIR:
-                        ctl.profile_dir = optarg;
-                        break;
-                case ARG_JSON:
-                        ctl.json = true;
-                        break;
-                default:
-                        return CTL_EXIT_USAGE;
+static int parse_option(Ctl *ctl, Parsed *p, int c, const char *arg) {
+        size_t i = c - OPTION_VAL;
+        void *field;
+
+        if (c < OPTION_VAL)
+                for (i = 0; i < ELEMENTSOF(ctl_options) && ctl_options[i].short_name != c; i++)
+                        ;
+        if (i >= ELEMENTSOF(ctl_options)) {
+                /* getopt_long() said what; go on to learn the verb, for its usage. */
+                p->bad_option = true;
+                return 0;
+        }
+        if (!p->given[i])
+                p->given[i] = arg;
+        field = (uint8_t *) ctl + ctl_options[i].offset;
+        switch (ctl_options[i].kind) {
+        case OPTION_STRING:
+                *(const char **) field = optarg;
+                return 0;
+        case OPTION_FLAG:
+                *(bool *) field = true;
+                return 0;
+        case OPTION_LIST:
+                return strv_extend((char ***) field, optarg);
+        }
+        return 0;
+}
+
+/*
+ * getopt_long() in '+' mode stops at each non-option; we take it (the verb,
+ * or an argument of the verb) and go on. "--" ends the options, and so does
+ * the verb's first argument for run, whose argument is a command line.
+ */
+static int parse_argv(int argc, char **argv, Ctl *ctl, Parsed *p) {
+        struct option options[ELEMENTSOF(ctl_options) + 1] = {};
+        char shorts[2 * ELEMENTSOF(ctl_options) + 2] = "+";
+        bool options_end = false;
+        int c, r;
+
+        for (size_t i = 0, k = 1; i < ELEMENTSOF(ctl_options); i++) {
+                options[i] = (struct option) {
+                        ctl_options[i].name,
+                        ctl_options[i].has_arg ? required_argument : no_argument,
+                        NULL,
+                        ctl_options[i].short_name ?: (int) (OPTION_VAL + i),
+                };
+                if (ctl_options[i].short_name) {
+                        shorts[k++] = ctl_options[i].short_name;
+                        if (ctl_options[i].has_arg)
+                                shorts[k++] = ':';
                 }
         }
-        if (optind >= argc) {
+        optind = 0;
+        ctl->args = calloc((size_t) argc + 1, sizeof(char *));
+        if (!ctl->args)
+                return -ENOMEM;
+        for (int i = 1; i < argc;) {
+                const char *a = argv[i];
+
+                if (!options_end && strcmp(a, "--") == 0) {
+                        options_end = true;
+                        i++;
+                        continue;
+                }
+                if (options_end || a[0] != '-' || a[1] == '\0') {
+                        if (!ctl->verb) {
+                                ctl->verb = verb_find(a);
+                                if (!ctl->verb) {
+                                        fprintf(stderr, "Unknown command '%s'. See 'latnicectl --help'.\n", a);
+                                        return -EINVAL;
+                                }
+                        } else {
+                                ctl->args[ctl->n_args++] = argv[i];
+                                if (ctl->verb == &verb_run)
+                                        options_end = true;
+                        }
+                        i++;
+                        continue;
+                }
+                /* getopt_long() resumes at optind; a cluster like "-vp1" is one argv element. */
+                optind = i;
+                c = getopt_long(argc, argv, shorts, options, NULL);
+                if (c < 0)
+                        break;
+                r = parse_option(ctl, p, c, argv[i]);
+                if (r < 0)
+                        return r;
+                i = optind;
+        }
+        return 0;
+}
+
+static void ctl_done(Ctl *ctl) {
+        free(ctl->args);
+        strv_free(ctl->pid_args);
+        strv_free(ctl->cmdline);
+}
+
+int main(int argc, char **argv) {
+        _cleanup_(ctl_done) Ctl ctl = {};
+        Parsed p = {};
+        int r;
+
+        r = parse_argv(argc, argv, &ctl, &p);
+        if (r < 0)
+                return r == -ENOMEM ? CTL_EXIT_FAILURE : CTL_EXIT_USAGE;
+        if (ctl.version) {
+                printf("latnicectl %s\n", LATNICE_VERSION);
+                return CTL_EXIT_OK;
+        }
+        if (ctl.help) {
+                if (ctl.verb)
+                        fputs(ctl.verb->usage, stdout);
+                else
+                        help();
+                return CTL_EXIT_OK;
+        }
+        if (!ctl.verb) {
+                if (p.bad_option)
+                        return CTL_EXIT_USAGE;
                 help();
                 return CTL_EXIT_USAGE;
         }
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                if (strcmp(argv[optind], verbs[i].name) == 0) {
-                        int vargc = argc - optind;
-                        char **vargv = argv + optind;
-
-                        /* Verbs see argv[0] = their own name and parse their own options. */
-                        optind = 0;
-                        return verbs[i].run(&ctl, vargc, vargv);
+        if (p.bad_option) {
+                fputs(ctl.verb->usage, stderr);
+                return CTL_EXIT_USAGE;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(ctl_options); i++)
+                if (p.given[i] && ctl_options[i].verbs && !word_in(ctl.verb->name, ctl_options[i].verbs))
+                        return ctl_usage_error(&ctl, "Unexpected option '%s': %s does not take it.", p.given[i],
+                                               ctl.verb->name);
+        if (ctl.tree.profile && !profile_name_valid(ctl.tree.profile)) {
+                fprintf(stderr, "Invalid profile name '%s'.\n", ctl.tree.profile);
+                return CTL_EXIT_USAGE;
+        }
+        if (ctl.latency_nice_arg) {
+                if (safe_atoi(ctl.latency_nice_arg, &ctl.latency_nice) < 0 || ctl.latency_nice < LATNICE_MIN ||
+                    ctl.latency_nice > LATNICE_MAX) {
+                        fprintf(stderr, "Invalid latency nice '%s': must be an integer in %d..%d.\n",
+                                ctl.latency_nice_arg, LATNICE_MIN, LATNICE_MAX);
+                        return CTL_EXIT_USAGE;
                 }
-        fprintf(stderr, "Unknown command '%s'. See 'latnicectl --help'.\n", argv[optind]);
-        return CTL_EXIT_USAGE;
+                ctl.have_latency_nice = true;
+        }
+        return ctl.verb->run(&ctl);
 }

@@ -152,10 +152,10 @@ static int parse_argv(int argc, char **argv) {
         }
         if (optind < argc)
                 return log_error_errno(-EINVAL, "latniced takes no arguments.");
-        /* ManagerOptions copies what it keeps. */
-        arg_options.root = tree.root;
-        arg_options.profile = tree.profile;
-        arg_options.profile_dir = tree.profile_dir;
+        /* Strings of argv; manager_new() copies what it keeps and frees its copies. */
+        arg_options.root = (char *) tree.root;
+        arg_options.profile = (char *) tree.profile;
+        arg_options.profile_dir = (char *) tree.profile_dir;
         arg_options.no_profile = tree.no_profile;
         return 1;
 }

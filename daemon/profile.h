@@ -25,9 +25,9 @@ int profile_list(const char *root, const char *extra_dir, char ***ret);
  * --profile-dir=DIR. The strings point into argv.
  */
 typedef struct RuleTreeOptions {
-        char *root;        /* rule tree prefix, NULL for / */
-        char *profile;     /* NULL: latniced.conf's, else the default */
-        char *profile_dir; /* searched first */
+        const char *root;        /* rule tree prefix, NULL for / */
+        const char *profile;     /* NULL: latniced.conf's, else the default */
+        const char *profile_dir; /* searched first */
         bool no_profile;
 } RuleTreeOptions;
 
@@ -39,7 +39,11 @@ enum {
 };
 
 /* Entries for a struct option table (getopt_long). */
-#define RULE_TREE_OPTIONS                                                                      { "root", required_argument, NULL, RULE_TREE_ARG_ROOT },                               { "profile", required_argument, NULL, RULE_TREE_ARG_PROFILE },                         { "no-profile", no_argument, NULL, RULE_TREE_ARG_NO_PROFILE },                         { "profile-dir", required_argument, NULL, RULE_TREE_ARG_PROFILE_DIR }
+#define RULE_TREE_OPTIONS                                                          \
+        { "root", required_argument, NULL, RULE_TREE_ARG_ROOT },                   \
+        { "profile", required_argument, NULL, RULE_TREE_ARG_PROFILE },             \
+        { "no-profile", no_argument, NULL, RULE_TREE_ARG_NO_PROFILE },             \
+        { "profile-dir", required_argument, NULL, RULE_TREE_ARG_PROFILE_DIR }
 
 /* Takes one getopt_long() result: 1 if it was one of these, 0 if not, -EINVAL for an invalid profile name. */
 int rule_tree_option(int c, char *arg, RuleTreeOptions *o);

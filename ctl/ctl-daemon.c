@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The verbs about latniced itself: status, list, rules, reload, profile.
+ * Each needs the daemon; a table for people, one JSON document with --json.
+ */
+
+#include <inttypes.h>
+
+#include "ctl-bus.h"
+#include "ctl-output.h"
+#include "ctl.h"
+#include "latnice/dbus.h"
+
+typedef struct Status {
+        char *version, *backend, *backend_reason, *event_source, *event_source_reason, *profile, *profile_path;
+        char *prefilter;
+        uint64_t prefilter_memory;
+        char **rule_files, **rule_errors;
+        uint32_t rules, applied_processes;
+        uint64_t tasks_applied, apply_errors, events_seen, events_lost, rescans, reloads, default_slice,
+                suppressed, cmdline_truncated;
+} Status;
+
+static void status_done(Status *s) {
+        free(s->version);
+        free(s->backend);
+        free(s->backend_reason);
+        free(s->event_source);
+        free(s->event_source_reason);
+        free(s->profile);
+        free(s->profile_path);
+        free(s->prefilter);
+        strv_free(s->rule_files);
+        strv_free(s->rule_errors);
+}
+
+/* The reply of Properties.GetAll; unknown properties (a newer daemon) are skipped. */
+static int status_parse(sd_bus_message *reply, Status *s) {
+        static const struct {
+                const char *name;
+                const char *sig;
+                size_t offset;
+        } map[] = {
+                { "Version", "s", offsetof(Status, version) },
+                { "Backend", "s", offsetof(Status, backend) },
+                { "BackendReason", "s", offsetof(Status, backend_reason) },
+                { "EventSource", "s", offsetof(Status, event_source) },
+                { "EventSourceReason", "s", offsetof(Status, event_source_reason) },
+                { "Profile", "s", offsetof(Status, profile) },
+                { "ProfilePath", "s", offsetof(Status, profile_path) },
+                { "RuleFiles", "as", offsetof(Status, rule_files) },
+                { "RuleErrors", "as", offsetof(Status, rule_errors) },
+                { "Rules", "u", offsetof(Status, rules) },
+                { "AppliedProcesses", "u", offsetof(Status, applied_processes) },
+                { "TasksApplied", "t", offsetof(Status, tasks_applied) },
+                { "ApplyErrors", "t", offsetof(Status, apply_errors) },
+                { "EventsSeen", "t", offsetof(Status, events_seen) },
+                { "EventsLost", "t", offsetof(Status, events_lost) },
+                { "Rescans", "t", offsetof(Status, rescans) },
+                { "Reloads", "t", offsetof(Status, reloads) },
+                { "DefaultSliceNSec", "t", offsetof(Status, default_slice) },
+                { "AppliedSignalsSuppressed", "t", offsetof(Status, suppressed) },
+                { "CmdlineTruncated", "t", offsetof(Status, cmdline_truncated) },
+                { "Prefilter", "s", offsetof(Status, prefilter) },
+                { "PrefilterMemory", "t", offsetof(Status, prefilter_memory) },
+        };
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                const char *name;
+                size_t i;
+
+                r = sd_bus_message_read(reply, "s", &name);
+                if (r < 0)
+                        return r;
+                for (i = 0; i < ELEMENTSOF(map); i++)
+                        if (strcmp(map[i].name, name) == 0)
+                                break;
+                if (i == ELEMENTSOF(map) || sd_bus_message_enter_container(reply, 'v', map[i].sig) <= 0) {
+                        r = sd_bus_message_skip(reply, "v"); /* newer daemon, or another type */
+                        if (r < 0)
+                                return r;
+                } else {
+                        void *p = (uint8_t *) s + map[i].offset;
+                        const char *str;
+
+                        switch (map[i].sig[0]) {
+                        case 's':
+                                r = sd_bus_message_read(reply, "s", &str);
+                                if (r >= 0) {
+                                        free(*(char **) p);
+                                        *(char **) p = strdup(str);
+                                }
+                                break;
+                        case 'a':
+                                r = sd_bus_message_read_strv(reply, (char ***) p);
+                                break;
+                        default:
+                                r = sd_bus_message_read_basic(reply, map[i].sig[0], p);
+                        }
+                        if (r < 0)
+                                return r;
+                        r = sd_bus_message_exit_container(reply);
+                        if (r < 0)
+                                return r;
+                }
+                r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return r;
+        }
+        return r;
+}
+
+typedef struct DaemonCall {
+        const char *interface, *method;
+        const char *what; /* "WHAT: why" when it fails */
+        bool interactive; /* polkit may ask: an agent on this terminal meanwhile */
+} DaemonCall;
+
+/*
+ * What each verb here is, but for its output: no more than max_args
+ * arguments, and one call with arg (NULL: none). CTL_EXIT_OK and the reply,
+ * which outlives the connection; or it said why not and returns the status.
+ */
+static int daemon_call(Ctl *ctl, int max_args, const DaemonCall *c, const char *arg, sd_bus_message **ret_reply) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        pid_t agent = 0;
+        int r;
+
+        if (ctl->n_args > max_args)
+                return ctl_usage_error(ctl, "Unexpected argument '%s'.", ctl->args[max_args]);
+        r = ctl_bus_connect_or_fail(&bus);
+        if (r != CTL_EXIT_OK)
+                return r;
+        if (c->interactive)
+                agent = ctl_polkit_agent_open();
+        if (arg)
+                r = ctl_call(bus, c->interface, c->method, c->what, ret_reply, "s", arg);
+        else
+                r = ctl_call(bus, c->interface, c->method, c->what, ret_reply, NULL);
+        ctl_polkit_agent_close(agent);
+        return r;
+}
+
+static const char status_usage[] =
+        "latnicectl status [--json]\n\n"
+        "Show what latniced is doing: the kernel backend and why, the event\n"
+        "source, the active profile, the rule files in order, rule errors with\n"
+        "file:line, and its counters. Needs latniced.\n";
+
+static int run_status(Ctl *ctl) {
+        static const DaemonCall get_all = {
+                "org.freedesktop.DBus.Properties", "GetAll", "Cannot read latniced's status",
+        };
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(status_done) Status s = {};
+        char slice[32] = "";
+        int r;
+
+        r = daemon_call(ctl, 0, &get_all, LATNICE_BUS_INTERFACE, &reply);
+        if (r != CTL_EXIT_OK)
+                return r;
+        r = status_parse(reply, &s);
+        if (r < 0) {
+                fprintf(stderr, "%s: %s\n", get_all.what, strerror(-r));
+                return CTL_EXIT_FAILURE;
+        }
+
+        if (ctl->json) {
+                putchar('{');
+                json_kv_str("version", s.version, true);
+                json_kv_str("backend", s.backend, false);
+                json_kv_str("backend_reason", s.backend_reason, false);
+                json_kv_int("default_slice_ns", (long long) s.default_slice, false);
+                json_kv_str("event_source", s.event_source, false);
+                json_kv_str("event_source_reason", s.event_source_reason, false);
+                json_kv_str("profile", s.profile, false);
+                json_kv_str("profile_path", s.profile_path, false);
+                json_kv_int("rules", s.rules, false);
+                json_kv_strv("rule_files", s.rule_files, false);
+                json_kv_strv("rule_errors", s.rule_errors, false);
+                json_kv_int("applied_processes", s.applied_processes, false);
+                json_kv_int("tasks_applied", (long long) s.tasks_applied, false);
+                json_kv_int("apply_errors", (long long) s.apply_errors, false);
+                json_kv_int("events_seen", (long long) s.events_seen, false);
+                json_kv_int("events_lost", (long long) s.events_lost, false);
+                json_kv_int("rescans", (long long) s.rescans, false);
+                json_kv_int("reloads", (long long) s.reloads, false);
+                json_kv_int("applied_signals_suppressed", (long long) s.suppressed, false);
+                json_kv_int("cmdline_truncated", (long long) s.cmdline_truncated, false);
+                json_kv_str("prefilter", s.prefilter, false);
+                json_kv_int("prefilter_memory", (long long) s.prefilter_memory, false);
+                printf("}\n");
+                return CTL_EXIT_OK;
+        }
+
+        if (s.default_slice > 0) {
+                strcpy(slice, ", default slice ");
+                format_ms(s.default_slice, slice + strlen(slice), sizeof(slice) - strlen(slice));
+        }
+        printf("latniced %s on %s\n", s.version ?: "?", LATNICE_BUS_NAME);
+        printf("     Backend: %s%s\n", s.backend ?: "?", slice);
+        printf("              %s\n", s.backend_reason ?: "");
+        printf("Event source: %s: %s\n", s.event_source ?: "?", s.event_source_reason ?: "");
+        if (s.prefilter)
+                printf("   Prefilter: %s; %" PRIu64 " kB of kernel memory\n", s.prefilter,
+                       s.prefilter_memory / 1024);
+        printf("     Profile: %s%s%s%s\n", isempty(s.profile) ? "none" : s.profile,
+               isempty(s.profile_path) ? "" : " (", s.profile_path ?: "", isempty(s.profile_path) ? "" : ")");
+        printf("       Rules: %" PRIu32 " from %zu file%s, %zu error%s\n", s.rules, strv_length(s.rule_files),
+               strv_length(s.rule_files) == 1 ? "" : "s", strv_length(s.rule_errors),
+               strv_length(s.rule_errors) == 1 ? "" : "s");
+        for (char **f = s.rule_files; f && *f; f++)
+                printf("              %s\n", *f);
+        printf("     Applied: %" PRIu32 " process%s now; %" PRIu64 " thread values set, %" PRIu64
+               " error%s\n", s.applied_processes, s.applied_processes == 1 ? "" : "es", s.tasks_applied,
+               s.apply_errors, s.apply_errors == 1 ? "" : "s");
+        printf("      Events: %" PRIu64 " seen, %" PRIu64 " lost; %" PRIu64 " rescans, %" PRIu64 " reloads\n",
+               s.events_seen, s.events_lost, s.rescans, s.reloads);
+        if (s.cmdline_truncated > 0)
+                printf("    Cmdline=: %" PRIu64 " exec%s seen with a cut command line (the process was gone "
+                       "before the rest could be read): Cmdline= rules did not see every word\n",
+                       s.cmdline_truncated, s.cmdline_truncated == 1 ? "" : "s");
+        if (s.rule_errors) {
+                printf("\nRule errors (these rules were skipped):\n");
+                for (char **e = s.rule_errors; *e; e++)
+                        printf("  %s\n", *e);
+        }
+        return CTL_EXIT_OK;
+}
+
+const Verb verb_status = {
+        "status", run_status, "show what latniced does: backend, events, profile, errors", status_usage,
+};
+
+/* ---- list, rules -------------------------------------------------------- */
+
+static const char list_usage[] =
+        "latnicectl list [--json]\n\n"
+        "List the processes latniced gave a value: PID, name, latency nice and\n"
+        "the rule that decided it (\"manual\" for values set through 'set').\n"
+        "Needs latniced.\n";
+
+static int run_list(Ctl *ctl) {
+        static const DaemonCall list_applied = {
+                LATNICE_BUS_INTERFACE, "ListApplied", "Cannot list applied processes",
+        };
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *comm, *rule, *ref;
+        uint32_t pid;
+        int32_t value;
+        unsigned n = 0;
+        int r;
+
+        r = daemon_call(ctl, 0, &list_applied, NULL, &reply);
+        if (r != CTL_EXIT_OK)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(usiss)");
+        if (r < 0)
+                return ctl_bad_reply(r);
+        if (ctl->json)
+                putchar('[');
+        else
+                printf("%8s  %-15s  %7s  %s\n", "PID", "COMM", "LATNICE", "RULE");
+        while ((r = sd_bus_message_read(reply, "(usiss)", &pid, &comm, &value, &rule, &ref)) > 0) {
+                if (ctl->json) {
+                        json_sep(n);
+                        putchar('{');
+                        json_kv_int("pid", pid, true);
+                        json_kv_str("comm", comm, false);
+                        json_kv_int("latency_nice", value, false);
+                        json_kv_str("rule", rule, false);
+                        json_kv_str("rule_ref", ref, false);
+                        putchar('}');
+                } else
+                        printf("%8" PRIu32 "  %-15s  %7" PRIi32 "  %s\n", pid, comm, value, ref);
+                n++;
+        }
+        if (r < 0)
+                return ctl_bad_reply(r);
+        if (ctl->json)
+                printf("]\n");
+        else
+                printf("\n%u process%s.\n", n, n == 1 ? "" : "es");
+        return CTL_EXIT_OK;
+}
+
+const Verb verb_list = {
+        "list", run_list, "list the processes latniced gave a value", list_usage,
+};
+
+static const char rules_usage[] =
+        "latnicectl rules [--json]\n\n"
+        "List the rules latniced is running, in the order they are tried.\n"
+        "('latnicectl cat-config' shows the files on disk.) Needs latniced.\n";
+
+static int run_rules(Ctl *ctl) {
+        static const DaemonCall list_rules = { LATNICE_BUS_INTERFACE, "ListRules", "Cannot list rules" };
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        unsigned n = 0;
+        int r;
+
+        r = daemon_call(ctl, 0, &list_rules, NULL, &reply);
+        if (r != CTL_EXIT_OK)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(sssuiasbs)");
+        if (ctl->json)
+                putchar('[');
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "sssuiasbs")) > 0) {
+                _cleanup_(strv_freep) char **keys = NULL;
+                _cleanup_(freep) char *joined = NULL;
+                const char *kind, *name, *file, *threads;
+                uint32_t line;
+                int32_t value;
+                int override;
+
+                r = sd_bus_message_read(reply, "sssui", &kind, &name, &file, &line, &value);
+                if (r >= 0)
+                        r = sd_bus_message_read_strv(reply, &keys);
+                if (r >= 0)
+                        r = sd_bus_message_read(reply, "bs", &override, &threads);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        break;
+                if (ctl->json) {
+                        json_sep(n);
+                        putchar('{');
+                        json_kv_str("kind", kind, true);
+                        json_kv_str("name", name, false);
+                        json_kv_str("file", file, false);
+                        json_kv_int("line", line, false);
+                        json_kv_int("latency_nice", value, false);
+                        json_kv_strv("match", keys, false);
+                        json_kv_bool("override", override, false);
+                        json_kv_str("threads", threads, false);
+                        putchar('}');
+                } else {
+                        joined = strv_join(keys, " ");
+                        printf("[%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32 "%s%s\n    %s\n", kind, name, file,
+                               line, value, override ? " Override=yes" : "",
+                               strcmp(threads, "all") == 0 ? "" : " Threads=main", joined ?: "");
+                }
+                n++;
+        }
+        if (r < 0)
+                return ctl_bad_reply(r);
+        if (ctl->json)
+                printf("]\n");
+        else
+                printf("%s%u rule%s.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
+        return CTL_EXIT_OK;
+}
+
+const Verb verb_rules = {
+        "rules", run_rules, "list the rules latniced is running", rules_usage,
+};
+
+/* ---- reload, profile ---------------------------------------------------- */
+
+static const char reload_usage[] =
+        "latnicectl reload [--json]\n\n"
+        "Ask latniced to reload latniced.conf, the profile and the rules. A\n"
+        "reload whose rules have new errors keeps the rules that were running.\n"
+        "Needs root or the polkit action org.latnice1.reload.\n";
+
+static int run_reload(Ctl *ctl) {
+        static const DaemonCall reload = { LATNICE_BUS_INTERFACE, "Reload", "Reload failed", true };
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        uint32_t rules, errors;
+        int r;
+
+        r = daemon_call(ctl, 0, &reload, NULL, &reply);
+        if (r != CTL_EXIT_OK)
+                return r;
+        r = sd_bus_message_read(reply, "uu", &rules, &errors);
+        if (r < 0)
+                return ctl_bad_reply(r);
+        if (ctl->json)
+                printf("{\"rules\":%" PRIu32 ",\"errors\":%" PRIu32 "}\n", rules, errors);
+        else
+                printf("Reloaded: %" PRIu32 " rule%s, %" PRIu32 " error%s%s.\n", rules, rules == 1 ? "" : "s", errors,
+                       errors == 1 ? "" : "s", errors ? " (see 'latnicectl status')" : "");
+        return CTL_EXIT_OK;
+}
+
+const Verb verb_reload = {
+        "reload", run_reload, "make latniced reload its rules", reload_usage,
+};
+
+static const char profile_usage[] =
+        "latnicectl profile [NAME] [--json]\n\n"
+        "Without NAME, list the profiles and mark the active one. With NAME,\n"
+        "switch latniced to that profile now (until the next restart; set\n"
+        "Profile= in latniced.conf to keep it). Switching needs root or the\n"
+        "polkit action org.latnice1.set-profile.\n";
+
+static int run_profile(Ctl *ctl) {
+        static const DaemonCall set_profile = {
+                LATNICE_BUS_INTERFACE, "SetProfile", "Cannot switch the profile", true,
+        };
+        static const DaemonCall list_profiles = { LATNICE_BUS_INTERFACE, "ListProfiles", "Cannot list profiles" };
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *name, *path;
+        unsigned n = 0;
+        int active, r;
+
+        if (ctl->n_args == 1) {
+                r = daemon_call(ctl, 1, &set_profile, ctl->args[0], NULL);
+                if (r != CTL_EXIT_OK)
+                        return r;
+                if (ctl->json) {
+                        putchar('{');
+                        json_kv_str("profile", ctl->args[0], true);
+                        printf("}\n");
+                } else
+                        printf("Switched to profile %s.\n", ctl->args[0]);
+                return CTL_EXIT_OK;
+        }
+
+        r = daemon_call(ctl, 1, &list_profiles, NULL, &reply);
+        if (r != CTL_EXIT_OK)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(ssb)");
+        if (ctl->json)
+                putchar('[');
+        while (r >= 0 && (r = sd_bus_message_read(reply, "(ssb)", &name, &path, &active)) > 0) {
+                if (ctl->json) {
+                        json_sep(n);
+                        putchar('{');
+                        json_kv_str("name", name, true);
+                        json_kv_str("path", path, false);
+                        json_kv_bool("active", active, false);
+                        putchar('}');
+                } else
+                        printf("%s %-16s %s\n", active ? "*" : " ", name, path);
+                n++;
+        }
+        if (r < 0)
+                return ctl_bad_reply(r);
+        if (ctl->json)
+                printf("]\n");
+        else if (n == 0)
+                printf("No profiles installed.\n");
+        return CTL_EXIT_OK;
+}
+
+const Verb verb_profile = {
+        "profile", run_profile, "list profiles, or switch latniced to one", profile_usage,
+};

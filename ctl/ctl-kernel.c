@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kernel directly, without latniced: run (like nice/chrt: set our own
+ * value, then exec), and get and set when latniced is not there (the
+ * per-thread view; every thread of running processes). Each probes the
+ * backend itself and says clearly what it did, also when it did only part.
+ */
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "ctl-output.h"
+#include "ctl.h"
+#include "proc.h"
+#include "sched.h"
+#include "util.h"
+
+#define BTF_PATH "/sys/kernel/btf/vmlinux"
+
+/* Why sched_setattr() said EPERM, in words an administrator can act on. */
+static const char *permission_hint(const SchedProbe *p, int proc_fd, pid_t pid) {
+        struct stat st;
+        char path[16];
+
+        snprintf(path, sizeof(path), "%d", (int) pid);
+        if (proc_fd >= 0 && fstatat(proc_fd, path, &st, 0) >= 0 && st.st_uid != geteuid())
+                return "the process belongs to another user; changing it needs CAP_SYS_NICE";
+        /* The series treats latency nice like nice: raising is free, lowering
+         * (below 0, or below the current value) is privileged. */
+        if (p->backend == BACKEND_LATENCY_NICE && geteuid() != 0)
+                return "lowering latency nice needs CAP_SYS_NICE";
+        return "not permitted (CAP_SYS_NICE or a security policy may be missing)";
+}
+
+static int probe_or_fail(SchedProbe *p) {
+        sched_probe(BTF_PATH, p);
+        if (p->backend == BACKEND_NONE) {
+                fprintf(stderr, "This kernel cannot apply latency nice: %s\n", p->reason);
+                return -EOPNOTSUPP;
+        }
+        return 0;
+}
+
+static const char run_usage[] =
+        "latnicectl run -l N [--] COMMAND [ARGS...]\n\n"
+        "Run COMMAND with latency nice N (-20 wake me up now .. 19 I can wait),\n"
+        "like nice(1) or chrt(1): latnicectl sets its own value, then executes\n"
+        "COMMAND, which keeps it (and its children and threads inherit it).\n\n"
+        "  -l --latency-nice=N  the value, -20..19\n"
+        "  -h --help            show this help\n\n"
+        "Exit status: that of COMMAND; 2 usage error, 4 not supported by this\n"
+        "kernel, 5 permission denied, 1 other failure before COMMAND ran,\n"
+        "126 COMMAND could not be executed, 127 COMMAND not found.\n";
+
+static int run_run(Ctl *ctl) {
+        _cleanup_(freep) char *why = NULL;
+        char **command = ctl->args;
+        int ln = ctl->latency_nice, r, daemon;
+        SchedProbe p;
+
+        if (!ctl->have_latency_nice || ctl->n_args == 0)
+                return ctl_usage_error(ctl, "%s", !ctl->have_latency_nice ? "Missing -l N." : "Missing COMMAND.");
+
+        r = probe_or_fail(&p);
+        if (r < 0)
+                return CTL_EXIT_UNSUPPORTED;
+
+        /*
+         * An explicit value wins over rules: when latniced runs, it sets the
+         * value and records it as explicit, else a rule matching COMMAND
+         * would replace it right after the exec. Without latniced (or if it
+         * refuses) we set it ourselves.
+         */
+        daemon = ctl_run_through_daemon(ln, &why);
+        if (daemon > 0)
+                goto exec;
+
+        /* The probe's scratch thread is joined: we are single-threaded, so
+         * setting our thread is setting the process that will exec. */
+        r = sched_thread_set(&p, gettid(), ln, NULL);
+        if (r == -EBUSY) {
+                fprintf(stderr, "latnicectl itself runs with a realtime or idle policy: latency nice applies to "
+                                "SCHED_OTHER/SCHED_BATCH tasks. Nothing set, not running %s.\n", command[0]);
+                return CTL_EXIT_FAILURE;
+        }
+        if (r == -EPERM || r == -EACCES) {
+                fprintf(stderr, "Cannot set latency nice %d: %s. Not running %s.\n", ln,
+                        permission_hint(&p, -1, getpid()), command[0]);
+                return CTL_EXIT_PERMISSION;
+        }
+        if (r < 0) {
+                fprintf(stderr, "Cannot set latency nice %d: %s. Not running %s.\n", ln, strerror(-r),
+                        command[0]);
+                return ctl_exit_from_errno(r);
+        }
+
+        if (daemon < 0)
+                fprintf(stderr, "latniced did not take latency nice %d as explicit (%s): a rule matching %s may "
+                        "replace it.\n", ln, why ?: "failed", command[0]);
+exec:
+        execvp(command[0], command);
+        r = errno;
+        fprintf(stderr, "Failed to execute %s: %s\n", command[0], strerror(r));
+        return r == ENOENT ? 127 : 126;
+}
+
+const Verb verb_run = {
+        "run", run_run, "run a command with a latency nice value", run_usage,
+};
+
+static void print_thread(const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid) {
+        char lnbuf[16] = "-", slice[32] = "-", policy[24];
+        ProcStat st = {};
+        ThreadSched t;
+        int r;
+
+        r = sched_thread_get(p, tid, &t);
+        if (r < 0)
+                return; /* exited while we listed */
+        (void) proc_stat_read_pid(proc_fd, pid, tid, &st);
+        comm_printable(st.comm);
+
+        switch (p->backend) {
+        case BACKEND_EEVDF_SLICE:
+                if (!t.realtime) {
+                        uint64_t raw = sched_thread_raw(p, &t);
+                        int lo, hi;
+
+                        latnice_range_from_slice_ns(raw, p->base_slice_ns, &lo, &hi);
+                        if (lo == hi)
+                                snprintf(lnbuf, sizeof(lnbuf), "%d", lo);
+                        else
+                                snprintf(lnbuf, sizeof(lnbuf), "%d..%d", lo, hi);
+                        format_ms(t.attr.sched_runtime, slice, sizeof(slice));
+                        if (raw == 0)
+                                strcat(slice, " (default)");
+                }
+                break;
+        case BACKEND_LATENCY_NICE:
+                if (!t.realtime)
+                        snprintf(lnbuf, sizeof(lnbuf), "%d", t.latency_nice);
+                break;
+        default:
+                break;
+        }
+        if (t.attr.sched_priority > 0)
+                snprintf(policy, sizeof(policy), "%s:%u", sched_policy_to_string(t.attr.sched_policy),
+                         t.attr.sched_priority);
+        else
+                snprintf(policy, sizeof(policy), "%s", sched_policy_to_string(t.attr.sched_policy));
+        printf("%8d  %-15s  %-8s  %4d  %-8s  %s\n", (int) tid, st.comm[0] ? st.comm : "?", policy,
+               (int) t.attr.sched_nice, lnbuf, slice);
+}
+
+static int get_one_kernel(const SchedProbe *p, int proc_fd, pid_t pid) {
+        _cleanup_(freep) pid_t *tids = NULL;
+        ProcStat st;
+        int n, r;
+
+        r = proc_stat_read_pid(proc_fd, pid, 0, &st);
+        if (r < 0) {
+                fprintf(stderr, "PID %d: %s\n", (int) pid, r == -ESRCH ? "no such process" : strerror(-r));
+                return ctl_exit_from_errno(r);
+        }
+        comm_printable(st.comm);
+        printf("\nPID %d (%s)%s\n", (int) pid, st.comm,
+               (st.flags & PROC_PF_KTHREAD) ? " [kernel thread]" :
+               st.state == 'Z' ? " [zombie]" : "");
+        printf("  ours: unknown (daemon not queried)\n");
+        n = proc_list_tasks(proc_fd, pid, &tids);
+        if (n < 0) {
+                fprintf(stderr, "PID %d: cannot list threads: %s\n", (int) pid,
+                        n == -ESRCH ? "process exited" : strerror(-n));
+                return ctl_exit_from_errno(n);
+        }
+        printf("%8s  %-15s  %-8s  %4s  %-8s  %s\n", "TID", "COMM", "POLICY", "NICE", "LATNICE", "SLICE");
+        for (int k = 0; k < n; k++)
+                print_thread(p, proc_fd, pid, tids[k]);
+        return CTL_EXIT_OK;
+}
+
+/* Applies to one process and reports it in one line; returns an exit code. */
+static int set_one(const SchedProbe *p, int proc_fd, pid_t pid, int ln) {
+        ApplyResult res;
+        char what[48];
+        ProcStat st;
+        int r;
+
+        r = proc_stat_read_pid(proc_fd, pid, 0, &st);
+        if (r < 0) {
+                fprintf(stderr, "PID %d: %s, nothing applied.\n", (int) pid,
+                        r == -ESRCH ? "no such process" : strerror(-r));
+                return ctl_exit_from_errno(r);
+        }
+        comm_printable(st.comm);
+        if (st.flags & PROC_PF_KTHREAD) {
+                fprintf(stderr, "PID %d (%s): kernel thread, refused.\n", (int) pid, st.comm);
+                return CTL_EXIT_FAILURE;
+        }
+        if (st.state == 'Z' && st.num_threads <= 1) {
+                fprintf(stderr, "PID %d (%s): zombie (exited, not yet reaped), nothing to apply.\n", (int) pid,
+                        st.comm);
+                return CTL_EXIT_NO_PROCESS;
+        }
+
+        r = sched_apply_process(p, proc_fd, pid, st.start_time, ln, THREADS_ALL, false, &res);
+        if (r == -ESRCH) {
+                fprintf(stderr, "PID %d (%s): exited, nothing applied.\n", (int) pid, st.comm);
+                return CTL_EXIT_NO_PROCESS;
+        }
+        if (r == -EPERM || r == -EACCES) {
+                fprintf(stderr, "PID %d (%s): %s, nothing applied.\n", (int) pid, st.comm,
+                        permission_hint(p, proc_fd, pid));
+                return CTL_EXIT_PERMISSION;
+        }
+        if (r < 0) {
+                fprintf(stderr, "PID %d (%s): %s, nothing applied.\n", (int) pid, st.comm, strerror(-r));
+                return ctl_exit_from_errno(r);
+        }
+
+        if (p->backend == BACKEND_EEVDF_SLICE) {
+                uint64_t s = sched_raw_value(p, ln);
+
+                if (s == 0)
+                        snprintf(what, sizeof(what), "default slice");
+                else {
+                        snprintf(what, sizeof(what), "slice ");
+                        format_ms(s, what + strlen(what), sizeof(what) - strlen(what));
+                }
+        } else
+                snprintf(what, sizeof(what), "%s", backend_to_string(p->backend));
+
+        if (res.n_applied == 0) {
+                printf("PID %d (%s): nothing applied, all %u thread%s realtime/idle, left alone.\n", (int) pid,
+                       st.comm, res.n_threads, res.n_threads == 1 ? "" : "s");
+                return CTL_EXIT_UNSUPPORTED;
+        }
+        printf("PID %d (%s): latency nice %d (%s) on %u of %u thread%s", (int) pid, st.comm, ln, what,
+               res.n_applied, res.n_threads, res.n_threads == 1 ? "" : "s");
+        if (res.n_realtime > 0)
+                printf(", %u realtime/idle left alone", res.n_realtime);
+        if (res.n_gone > 0)
+                printf(", %u exited meanwhile", res.n_gone);
+        printf(".\n");
+        if (res.n_failed > 0) {
+                fprintf(stderr, "PID %d (%s): PARTIAL: %u thread%s kept the old value: %s.\n", (int) pid, st.comm,
+                        res.n_failed, res.n_failed == 1 ? "" : "s",
+                        res.first_error == -EPERM ? permission_hint(p, proc_fd, pid) :
+                                                    strerror(-res.first_error));
+                return ctl_exit_from_errno(res.first_error);
+        }
+        return CTL_EXIT_OK;
+}
+
+int ctl_kernel_set(Ctl *ctl, const pid_t *pids, int n_pids) {
+        _cleanup_(closep) int proc_fd = -1;
+        int rc = CTL_EXIT_OK;
+        SchedProbe p;
+
+        if (probe_or_fail(&p) < 0)
+                return CTL_EXIT_UNSUPPORTED;
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0) {
+                fprintf(stderr, "Cannot open /proc: %m\n");
+                return CTL_EXIT_FAILURE;
+        }
+        for (int i = 0; i < n_pids; i++) {
+                int r = set_one(&p, proc_fd, pids[i], ctl->latency_nice);
+
+                if (r != CTL_EXIT_OK && rc == CTL_EXIT_OK)
+                        rc = r;
+        }
+        return rc;
+}
+
+/* The kernel's view as JSON, when the daemon is not there. */
+static int get_one_kernel_json(const SchedProbe *p, int proc_fd, pid_t pid, bool first) {
+        _cleanup_(freep) pid_t *tids = NULL;
+        ThreadSched main_thread = {};
+        ProcStat st;
+        int n, r;
+
+        r = proc_stat_read_pid(proc_fd, pid, 0, &st);
+        if (r < 0) {
+                fprintf(stderr, "PID %d: %s\n", (int) pid, r == -ESRCH || r == -ENOENT ? "no such process" : strerror(-r));
+                return r == -ESRCH || r == -ENOENT ? CTL_EXIT_NO_PROCESS : CTL_EXIT_FAILURE;
+        }
+        (void) sched_thread_get(p, pid, &main_thread);
+        json_sep(!first);
+        putchar('{');
+        json_kv_int("pid", pid, true);
+        json_kv_str("comm", st.comm, false);
+        json_kv_int("latency_nice", main_thread.latency_nice, false);
+        json_kv_str("set_by", "unknown", false); /* only the daemon knows */
+        json_kv_str("backend", backend_to_string(p->backend), false);
+        json_kv_int("start_time", (long long) st.start_time, false);
+        json_key("threads", false);
+        putchar('[');
+        n = proc_list_tasks(proc_fd, pid, &tids);
+        for (int i = 0, k = 0; i < n; i++) {
+                ProcStat ts = {};
+                ThreadSched t;
+
+                if (sched_thread_get(p, tids[i], &t) < 0)
+                        continue;
+                (void) proc_stat_read_pid(proc_fd, pid, tids[i], &ts);
+                json_sep(k++);
+                putchar('{');
+                json_kv_int("tid", tids[i], true);
+                json_kv_str("comm", ts.comm, false);
+                json_kv_str("policy", sched_policy_to_string(t.attr.sched_policy), false);
+                json_kv_int("nice", t.attr.sched_nice, false);
+                json_kv_int("latency_nice", t.latency_nice, false);
+                json_kv_int("slice_ns", p->backend == BACKEND_EEVDF_SLICE ? (long long) t.attr.sched_runtime : 0, false);
+                json_kv_bool("realtime", t.realtime, false);
+                putchar('}');
+        }
+        fputs("]}", stdout);
+        return CTL_EXIT_OK;
+}
+
+int ctl_kernel_view_open(const Ctl *ctl, KernelView *ret) {
+        ret->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (ret->proc_fd < 0) {
+                fprintf(stderr, "Cannot open /proc: %m\n");
+                return -errno;
+        }
+        sched_probe(BTF_PATH, &ret->probe);
+        if (ctl->json)
+                return 0;
+        if (ret->probe.backend == BACKEND_EEVDF_SLICE) {
+                char base[32];
+
+                format_ms(ret->probe.base_slice_ns, base, sizeof(base));
+                printf("Backend: %s (default slice %s)\n", backend_to_string(ret->probe.backend), base);
+        } else
+                printf("Backend: %s (%s)\n", backend_to_string(ret->probe.backend), ret->probe.reason);
+        return 0;
+}
+
+void ctl_kernel_view_done(KernelView *v) {
+        closep(&v->proc_fd);
+}
+
+int ctl_kernel_get(const Ctl *ctl, const KernelView *v, pid_t pid, bool first) {
+        return ctl->json ? get_one_kernel_json(&v->probe, v->proc_fd, pid, first) :
+                           get_one_kernel(&v->probe, v->proc_fd, pid);
+}
