@@ -555,6 +555,8 @@ def main():
                     help="accept hunks that apply at an offset (another Debian revision)")
     ap.add_argument("--kernel", help="boot this bzImage instead of building one "
                     "(it must carry the series)")
+    ap.add_argument("--build-only", action="store_true",
+                    help="build (or find in the cache) the kernel, print its path, do not boot")
     ap.add_argument("-v", "--verbose", action="store_true", help="echo the whole console")
     args = ap.parse_args()
     if args.timeout is None:
@@ -584,6 +586,10 @@ def main():
         except ImportError:
             pass
         image = args.kernel or build_kernel(args.series, args, work, timings)
+        if args.build_only:
+            log("series %s: kernel %s; %s" % (args.series, image, ", ".join(
+                "%s %.0f s" % kv for kv in timings.items())))
+            return 0
         rundir = os.path.join(work, "run")
         if os.path.exists(rundir):
             shutil.rmtree(rundir)
