@@ -73,13 +73,13 @@ Description=latnice system-mode test driver (kernel/vmsystem.py)
 RequiresMountsFor=/lntest
 ConditionPathExists=/lntest/run.sh
 After=dbus.service systemd-user-sessions.service
+SuccessAction=poweroff-force
+FailureAction=poweroff-force
 [Service]
 Type=oneshot
 ExecStart=/lntest/run.sh
 StandardOutput=journal+console
 TimeoutStartSec=infinity
-SuccessAction=poweroff-force
-FailureAction=poweroff-force
 [Install]
 WantedBy=multi-user.target
 """
@@ -92,7 +92,7 @@ echo lnvm > "$R/etc/hostname"
 printf '127.0.1.1 lnvm\n' >> "$R/etc/hosts"
 # A fixed machine-id: no first boot (presets, firstboot) at every run.
 echo 5c1f4a0e9b6d4d7a8f3e2b1c0d9e8f7a > "$R/etc/machine-id"
-printf '/dev/vda / ext4 rw,noatime 0 0\n/dev/vdb /lntest ext4 ro,nofail,x-systemd.device-timeout=20s 0 0\n' > "$R/etc/fstab"
+printf '/dev/vda / ext4 rw,noatime 0 0\n/dev/vdb /lntest ext4 ro,nofail,x-systemd.device-timeout=300s 0 0\n' > "$R/etc/fstab"
 mkdir -p "$R/lntest" "$R/etc/systemd/system/multi-user.target.wants"
 for u in @MASK@; do ln -sf /dev/null "$R/etc/systemd/system/$u"; done
 cat > "$R/etc/systemd/system/lntest.service" <<'EOF'
@@ -244,6 +244,8 @@ def check_deb_against_image(deb, rootfs):
     missing = []
     for field in ("Depends", "Recommends"):
         p = subprocess.run(["dpkg-deb", "-f", deb, field], stdout=subprocess.PIPE)
+        if p.returncode != 0:
+            raise Failure("dpkg-deb -f %s %s failed" % (deb, field))
         for alt in filter(None, (a.strip() for a in p.stdout.decode().split(","))):
             names = [re.sub(r"[\s(:].*", "", x.strip()) for x in alt.split("|")]
             if not any(n in have for n in names):
@@ -277,7 +279,7 @@ def boot(qemu, kernel, initrd, rootimg, payload, args, rundir):
     """Like vmtest.boot, with disks and a systemd command line; stops qemu after LNTEST END."""
     console = os.path.join(rundir, "console.log")
     append = ("root=/dev/vda rw rootfstype=ext4 console=ttyS0 panic=-1 loglevel=4 "
-              "systemd.show_status=error")
+              "systemd.show_status=error " + args.append).strip()
     cmd = [qemu, "-nographic", "-no-reboot", "-m", str(args.memory), "-smp", "2",
            "-kernel", kernel, "-append", append,
            "-drive", "file=%s,format=raw,if=virtio,snapshot=on" % rootimg,
@@ -335,6 +337,7 @@ def main():
     ap.add_argument("--allow-offset", action="store_true", help="as vmtest.py")
     ap.add_argument("--prepare-only", action="store_true",
                     help="build (or find in the caches) the kernel, root file system and package; no boot")
+    ap.add_argument("--append", default="", help="more kernel command line (e.g. systemd.show_status=1)")
     ap.add_argument("-v", "--verbose", action="store_true", help="echo the whole console")
     args = ap.parse_args()
 
