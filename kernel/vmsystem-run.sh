@@ -98,39 +98,26 @@ check systemd-run-slice systemd-run -q --slice=game.slice --unit=lnt-g1 sh -c 's
 check systemd-run-slice-2 systemd-run -q --slice=game.slice --unit=lnt-g2 sleep 602
 
 KNOB=/sys/fs/cgroup/game.slice/cpu.latency.nice
-# Every task of every process below cgroup $1 has se.slice $2 (the mainline case).
-tasks_have() {
-	local n=0 bad=0 procs p t s
-	for procs in $(find "/sys/fs/cgroup$1" -name cgroup.procs); do
-		for p in $(cat "$procs"); do
-			for t in /proc/$p/task/*; do
-				s=$(awk '$1 == "se.slice" { print $3 }' "$t/sched" 2>/dev/null) || continue
-				[[ -n $s ]] || continue
-				n=$((n + 1))
-				[[ $s == "$2" ]] || { echo "$t ($(cat $t/comm)): se.slice $s, want $2"; bad=1; }
-			done
-		done
-	done
-	((n > 0)) || { echo "no tasks in $1"; return 1; }
-	((bad == 0)) && echo "$n tasks in $1 at se.slice $2"
-	return $bad
-}
-# Every task below cgroup $1 has latency nice $2 of its own (sched_getattr(), the patched uAPI).
-tasks_ln() {
+# Every task of every process below cgroup $1 has value $2 as read by $3 TID (prints the odd ones).
+tasks_are() {
 	local n=0 bad=0 procs p t v
 	for procs in $(find "/sys/fs/cgroup$1" -name cgroup.procs); do
 		for p in $(cat "$procs"); do
 			for t in /proc/$p/task/*; do
-				v=$(/lntest/lntest getln "${t##*/}" 2>/dev/null) || continue
+				v=$("$3" "${t##*/}" 2>/dev/null) && [[ -n $v ]] || continue
 				n=$((n + 1))
-				[[ $v == "$2" ]] || { echo "${t##*/} ($(cat $t/comm)): latency nice $v, want $2"; bad=1; }
+				[[ $v == "$2" ]] || { echo "$t ($(cat $t/comm)): $3 $v, want $2"; bad=1; }
 			done
 		done
 	done
 	((n > 0)) || { echo "no tasks in $1"; return 1; }
-	((bad == 0)) && echo "$n tasks in $1 at latency nice $2"
+	((bad == 0)) && echo "$n tasks in $1 at $3 $2"
 	return $bad
 }
+se_slice() { awk '$1 == "se.slice" { print $3 }' "/proc/$1/sched"; }
+latency_nice() { /lntest/lntest getln "$1"; }
+tasks_have() { tasks_are "$1" "$2" se_slice; }    # the mainline case: the EEVDF slice
+tasks_ln() { tasks_are "$1" "$2" latency_nice; }  # the patched uAPI: the task's own latency nice
 knob_is() { local v; v=$(cat "$KNOB" 2>&1) || { echo "$KNOB: $v"; return 1; }; echo "$KNOB = $v"; [[ $v == "$1" ]]; }
 # The group entity: sched/debug's cfs_rq[N]:/game.slice sections (kernel/*/ debug patch) show
 # se->slice (6.12, ns) or se->latency_weight (6.1). A cfs_rq is listed while it has load, so

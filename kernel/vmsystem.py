@@ -276,7 +276,7 @@ def make_payload(kind, deb, rundir, logfile):
 
 
 def boot(qemu, kernel, initrd, rootimg, payload, args, rundir):
-    """Like vmtest.boot, with disks and a systemd command line; stops qemu after LNTEST END."""
+    """Like vmtest.boot, with the disks and a systemd command line."""
     console = os.path.join(rundir, "console.log")
     append = ("root=/dev/vda rw rootfstype=ext4 console=ttyS0 panic=-1 loglevel=4 "
               "systemd.show_status=error " + args.append).strip()
@@ -287,43 +287,8 @@ def boot(qemu, kernel, initrd, rootimg, payload, args, rundir):
            "-nic", "none"]
     if initrd:
         cmd += ["-initrd", initrd]
-    log("booting: " + " ".join(cmd))
-    lines = []
-    ended = [None]
-    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT)
-    import threading
-
-    def reader():
-        with open(console, "wb") as f:
-            for raw in p.stdout:
-                f.write(raw)
-                f.flush()
-                line = raw.decode(errors="replace").rstrip("\r\n")
-                if "LNTEST" in line:
-                    line = line[line.find("LNTEST"):]
-                    if line.startswith("LNTEST END"):
-                        ended[0] = time.time()
-                lines.append(line)
-                if args.verbose or line.startswith(("LNTEST", "LATNICE", "KNOB")):
-                    print("  " + line, flush=True)
-
-    th = threading.Thread(target=reader, daemon=True)
-    th.start()
-    timed_out = False
-    deadline = time.time() + args.timeout
-    while p.poll() is None:
-        if time.time() > deadline:
-            timed_out = True
-            break
-        if ended[0] and time.time() > ended[0] + 60:
-            log("no power-off 60 s after LNTEST END: stopping qemu")
-            break
-        time.sleep(0.5)
-    if p.poll() is None:
-        p.kill()
-        p.wait()
-    th.join(10)
+    lines, timed_out = vmtest.run_vm(cmd, args, console, echo=("LNTEST", "LATNICE", "KNOB", "STATUS"),
+                                     grace_after_end=60)
     return lines, timed_out, console
 
 
@@ -394,27 +359,10 @@ def main():
         print("vmsystem: 1 failed (setup)")
         return 1
 
-    results = []
+    results = vmtest.parse_results(lines, timed_out, console, args.timeout)
+    counts = vmtest.print_results("vmsystem: results for %s:" % args.kernel, results)
     for line in lines:
-        m = vmtest.RESULT.search(line)
-        if m:
-            results.append((m.group(1), m.group(2), m.group(3) or ""))
-    began = any(l.startswith("LNTEST BEGIN") for l in lines)
-    ended = any(l.startswith("LNTEST END") for l in lines)
-    if not began:
-        results.append(("FAIL", "vm-boot", "no LNTEST BEGIN on the console (see %s)" % console))
-    elif not ended:
-        results.append(("FAIL", "vm-complete", "%s before LNTEST END (see %s)" %
-                        ("timed out after %d s" % args.timeout if timed_out else "VM stopped",
-                         console)))
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
-    print("vmsystem: results for %s:" % args.kernel)
-    for status, name, why in results:
-        counts[status] += 1
-        print("  %-4s %s%s" % (status, name, (": " + why) if why else ""))
-    for line in lines:
-        m = re.search(r"\[ *(\d+\.\d+)\].*(Reached target.*Multi-User|Startup finished.*)", line)
-        if m:
+        if "Startup finished" in line:
             print("  boot: " + line.strip())
     timings["total"] = time.time() - t0
     print("vmsystem: %s: %d passed, %d failed, %d skipped; %s" % (

@@ -505,13 +505,15 @@ def make_initramfs(series, args, rundir, logfile):
 RESULT = re.compile(r"LNTEST (PASS|FAIL|SKIP) ([^:\s]+)(?::\s*(.*))?$")
 
 
-def boot(qemu, image, initrd, args, rundir):
-    console = os.path.join(rundir, "console.log")
-    cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", "2",
-           "-kernel", image, "-initrd", initrd,
-           "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"]
+def run_vm(cmd, args, console, echo=("LNTEST", "LNBENCH"), grace_after_end=None):
+    """Runs qemu (cmd) with the console in console; returns (lines, timed out).
+
+    A line that has LNTEST or LNBENCH in it is cut to start there (kernel
+    messages may share its line). With grace_after_end, qemu is stopped
+    that many seconds after "LNTEST END" if it has not powered off."""
     log("booting: " + " ".join(cmd))
     lines = []
+    ended = []
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
 
@@ -521,22 +523,70 @@ def boot(qemu, image, initrd, args, rundir):
                 f.write(raw)
                 f.flush()
                 line = raw.decode(errors="replace").rstrip("\r\n")
-                line = line[line.find("LN"):] if ("LNTEST" in line or "LNBENCH" in line) else line
+                for tag in ("LNTEST", "LNBENCH"):
+                    if tag in line:
+                        line = line[line.find(tag):]
+                        break
+                if line.startswith("LNTEST END"):
+                    ended.append(time.time())
                 lines.append(line)
-                if args.verbose or line.startswith(("LNTEST", "LNBENCH")):
+                if args.verbose or line.startswith(echo):
                     print("  " + line, flush=True)
 
     th = threading.Thread(target=reader, daemon=True)
     th.start()
     timed_out = False
-    try:
-        p.wait(timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    deadline = time.time() + args.timeout
+    while p.poll() is None:
+        if time.time() > deadline:
+            timed_out = True
+            break
+        if grace_after_end is not None and ended and time.time() > ended[0] + grace_after_end:
+            log("no power-off %d s after LNTEST END: stopping qemu" % grace_after_end)
+            break
+        time.sleep(0.5)
+    if p.poll() is None:
         p.kill()
         p.wait()
     th.join(10)
+    return lines, timed_out
+
+
+def boot(qemu, image, initrd, args, rundir):
+    console = os.path.join(rundir, "console.log")
+    cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", "2",
+           "-kernel", image, "-initrd", initrd,
+           "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"]
+    lines, timed_out = run_vm(cmd, args, console)
     return lines, timed_out, console
+
+
+def parse_results(lines, timed_out, console, timeout):
+    """The LNTEST results of a console, and a failure if the VM did not begin or end its checks."""
+    results = []
+    for line in lines:
+        m = RESULT.search(line)
+        if m:
+            results.append((m.group(1), m.group(2), m.group(3) or ""))
+    began = any("LNTEST BEGIN" in l for l in lines)
+    ended = any("LNTEST END" in l for l in lines)
+    if not began:
+        results.append(("FAIL", "vm-boot", "no LNTEST BEGIN on the console (see %s)" % console))
+    elif not ended:
+        results.append(("FAIL", "vm-complete", "%s before LNTEST END (see %s)" %
+                        ("timed out after %d s" % timeout if timed_out else "VM stopped",
+                         console)))
+    return results
+
+
+def print_results(title, results):
+    """Prints each result; returns the counts by status."""
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    print(title)
+    for status, name, why in results:
+        counts[status] += 1
+        print("  %-4s %s%s" % (status, name, (": " + why) if why else ""))
+    return counts
 
 
 def main():
@@ -606,27 +656,11 @@ def main():
         print("vmtest: 1 failed (setup)")
         return 1
 
-    results = []
-    for line in lines:
-        m = RESULT.search(line)
-        if m:
-            results.append((m.group(1), m.group(2), m.group(3) or ""))
-    began = any("LNTEST BEGIN" in l for l in lines)
-    ended = any("LNTEST END" in l for l in lines)
-    if not began:
-        results.append(("FAIL", "vm-boot", "no LNTEST BEGIN on the console (see %s)" % console))
-    elif not ended:
-        results.append(("FAIL", "vm-complete", "%s before LNTEST END (see %s)" %
-                        ("timed out after %d s" % args.timeout if timed_out else "VM stopped",
-                         console)))
+    results = parse_results(lines, timed_out, console, args.timeout)
     if args.bench and not any(r[1] == "bench" for r in results):
         results.append(("FAIL", "bench", "no benchmark result"))
 
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
-    print("vmtest: results for series %s:" % args.series)
-    for status, name, why in results:
-        counts[status] += 1
-        print("  %-4s %s%s" % (status, name, (": " + why) if why else ""))
+    counts = print_results("vmtest: results for series %s:" % args.series, results)
     for line in lines:
         if line.startswith("LNBENCH summary") or line.startswith("LNBENCH ratio"):
             print("  " + line)
