@@ -94,7 +94,10 @@ reloads=$(busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager Re
 mkdir -p /etc/latnice.d
 printf '[Unit game.slice]\nLatencyNice=%d\n' "$LN" > /etc/latnice.d/50-game.conf
 check drop-in-reloaded eventually 20 sh -c '[ "$(busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager Reloads | awk "{ print \$2 }")" -gt '"$reloads"' ]'
-check systemd-run-slice systemd-run -q --slice=game.slice --unit=lnt-g1 sh -c 'sleep 600 & exec sleep 601'
+# lnt-g1: a shell that starts its children once it has the slice's value (/run/lnt-go): they
+# inherit latniced's value through fork, and a stop must give them the default, not that value.
+check systemd-run-slice systemd-run -q --slice=game.slice --unit=lnt-g1 \
+	sh -c 'while [ ! -e /run/lnt-go ]; do sleep 0.2; done; sleep 600 & exec sleep 601'
 check systemd-run-slice-2 systemd-run -q --slice=game.slice --unit=lnt-g2 sleep 602
 
 KNOB=/sys/fs/cgroup/game.slice/cpu.latency.nice
@@ -158,6 +161,11 @@ else
 	echo "KNOB read back: $KNOB = $(cat $KNOB 2>&1) (cgroup.controllers of game.slice: $(cat /sys/fs/cgroup/game.slice/cgroup.controllers 2>&1))"
 	check group-entity-gets-it group_entity_is "$LN"
 	check members-keep-their-own-value tasks_ln /game.slice 0
+fi
+touch /run/lnt-go
+check children-started-later eventually 20 sh -c '[ "$(cat /sys/fs/cgroup/game.slice/lnt-g1.service/cgroup.procs | wc -l)" = 2 ] && ! grep -q "^sh$" /proc/$(systemctl show -P MainPID lnt-g1.service)/comm'
+if [[ $KIND == mainline ]]; then
+	check children-started-later-applied eventually 20 tasks_have /game.slice/lnt-g1.service "$(S $LN)"
 fi
 journal | grep -E 'game\.slice|cpu\.latency|backend|Backend' | head -n 20 | excerpt LATNICED
 pid0=$(mainpid latniced.service)
