@@ -528,11 +528,14 @@ static int manager_update_metadata(Manager *m, AppliedProcess *e, const ApplyReq
         return 0;
 }
 
+static AppliedProcess *manager_applied_parent(Manager *m, const TaskInfo *t, uint64_t parent_start);
+
 int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec) {
         AppliedProcess *e = applied_table_get(m->applied, t->pid);
         ThreadSched before = {};
         ApplyResult res = {};
-        int r;
+        uint64_t before_raw;
+        int before_ln, r;
 
         if (e && e->start_time != start_time)
                 e = NULL; /* about a dead process: replaced below */
@@ -576,8 +579,22 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                 return log_warning_errno(r, "Failed to set LatencyNice=%d on %s[%d] (%s): %m", q->latency_nice,
                                          t->comm, (int) t->pid, q->ref);
         }
-        if (fresh_exec)
+        before_ln = before.latency_nice;
+        before_raw = sched_thread_raw(&m->probe, &before);
+        if (fresh_exec) {
+                const AppliedProcess *parent;
+
                 before = res.main_before;
+                before_ln = before.latency_nice;
+                before_raw = sched_thread_raw(&m->probe, &before);
+                /* A child of a process we set carries our value through fork: what it had before us
+                 * is what its parent had before us, not our own value (or a stop would "restore" it). */
+                parent = e ? NULL : manager_applied_parent(m, t, q->parent_start);
+                if (parent && before_raw == parent->raw) {
+                        before_ln = parent->before;
+                        before_raw = parent->before_raw;
+                }
+        }
         m->tasks_applied += res.n_applied;
 
         {
@@ -587,8 +604,8 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                         .uid = t->uid,
                         .latency_nice = q->latency_nice,
                         .raw = sched_raw_value(&m->probe, q->latency_nice),
-                        .before = e ? e->before : before.latency_nice,
-                        .before_raw = e ? e->before_raw : sched_thread_raw(&m->probe, &before),
+                        .before = e ? e->before : before_ln,
+                        .before_raw = e ? e->before_raw : before_raw,
                         .rule = strdup(q->ref),
                         .rule_name = strdup(q->rule_name),
                         .via_unit = q->via_unit,
@@ -628,12 +645,10 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
  * not ours to reset. The parent must be the process we set, not a later
  * one with its pid: its start time says.
  */
-static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start) {
+/* The entry of t's parent if we set the parent (the same process: its start time says), else NULL. */
+static AppliedProcess *manager_applied_parent(Manager *m, const TaskInfo *t, uint64_t parent_start) {
         AppliedProcess *parent;
-        ThreadSched cur = {};
-        ApplyResult res = {};
         pid_t ppid = t->ppid;
-        int r;
 
         if (ppid <= 0 || parent_start == 0) {
                 /* In a child pid namespace BPF cannot name the parent in our terms; /proc can. */
@@ -642,16 +657,27 @@ static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start
 
                 snprintf(path, sizeof(path), "%d/stat", (int) t->pid);
                 if (proc_stat_read(m->proc_fd, path, &st) < 0)
-                        return 0;
+                        return NULL;
                 ppid = st.ppid;
                 snprintf(path, sizeof(path), "%d/stat", (int) ppid);
                 if (proc_stat_read(m->proc_fd, path, &pst) < 0)
-                        return 0;
+                        return NULL;
                 parent_start = pst.start_time;
         }
         parent = applied_table_get(m->applied, ppid);
-        if (!parent || parent->start_time != parent_start || parent->inherit || m->probe.backend == BACKEND_NONE)
+        return parent && parent->start_time == parent_start ? parent : NULL;
+}
+
+static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start) {
+        AppliedProcess *parent = manager_applied_parent(m, t, parent_start);
+        ThreadSched cur = {};
+        ApplyResult res = {};
+        pid_t ppid;
+        int r;
+
+        if (!parent || parent->inherit || m->probe.backend == BACKEND_NONE)
                 return 0;
+        ppid = parent->pid;
         r = sched_thread_get(&m->probe, t->pid, &cur);
         if (r < 0 || sched_thread_raw(&m->probe, &cur) != parent->raw)
                 return 0;
@@ -730,6 +756,7 @@ static int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, ui
                                      .inherit = rule->inherit,
                                      .ref = ref,
                                      .rule_name = rule->name,
+                                     .parent_start = parent_start,
                              },
                              fresh_exec);
 }

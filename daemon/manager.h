@@ -159,6 +159,7 @@ typedef struct ApplyRequest {
         const char *rule_name; /* the rule's section name */
         bool via_unit;         /* a unit rule's per-task fallback */
         bool inherit;          /* Inherit=yes: children that exec other programs keep it */
+        uint64_t parent_start; /* fresh exec: the parent's start time as the event saw it (0: ask /proc) */
 } ApplyRequest;
 
 /*
