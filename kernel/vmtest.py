@@ -251,6 +251,7 @@ def prepare_source(series, work, patches, allow_offset, logfile):
 
 
 def build_kernel(series, args, work, timings):
+    global FRAGMENT
     patches = series_patches(series)
     os.makedirs(work, exist_ok=True)
     logfile = os.path.join(work, "build.log")
@@ -259,9 +260,13 @@ def build_kernel(series, args, work, timings):
     tarball = tarball_for(series)
     # The cache key covers everything that decides the bzImage.
     config_step = inspect.getsource(configure_kernel) + inspect.getsource(read_fragment)
+    # A series' own config.fragment (kernel/X/config.fragment) adds to and overrides the common
+    # one: what that kernel's Kconfig needs on top (e.g. 6.1's KPROBES depend on MODULES).
+    series_fragment = os.path.join(HERE, series, "config.fragment")
+    extra = [open(series_fragment, "rb").read()] if os.path.exists(series_fragment) else []
     key = sha256(tarball_id(series, tarball),
                  *[open(p, "rb").read() for p in patches],
-                 open(FRAGMENT, "rb").read(), config_step, "bzImage")
+                 open(FRAGMENT, "rb").read(), config_step, "bzImage", *extra)
     cache = os.path.join(CACHE_ROOT, key)
     image = os.path.join(cache, "bzImage")
     if os.path.exists(image):
@@ -275,8 +280,18 @@ def build_kernel(series, args, work, timings):
     build = os.path.join(work, "build")
     os.makedirs(build, exist_ok=True)
     t = time.time()
-    log("configuring (tinyconfig + %s)" % os.path.relpath(FRAGMENT, HERE))
-    configure_kernel(src, build, args.jobs, logfile)
+    common = FRAGMENT
+    if extra:
+        # configure_kernel() reads FRAGMENT: the two files merged, the series' lines last.
+        FRAGMENT = os.path.join(work, "config.fragment.merged")
+        with open(FRAGMENT, "wb") as f:
+            f.write(open(common, "rb").read() + b"\n" + extra[0])
+    log("configuring (tinyconfig + %s%s)" % (os.path.relpath(common, HERE),
+                                            " + %s/config.fragment" % series if extra else ""))
+    try:
+        configure_kernel(src, build, args.jobs, logfile)
+    finally:
+        FRAGMENT = common
     log("building bzImage with -j%d (log: %s)" % (args.jobs, logfile))
     run(["make", "-C", src, "O=" + build, "-j%d" % args.jobs, "bzImage"], logfile=logfile)
     timings["build"] = time.time() - t
