@@ -122,6 +122,13 @@ latency_nice() { /lntest/lntest getln "$1"; }
 tasks_have() { tasks_are "$1" "$2" se_slice; }    # the mainline case: the EEVDF slice
 tasks_ln() { tasks_are "$1" "$2" latency_nice; }  # the patched uAPI: the task's own latency nice
 knob_is() { local v; v=$(cat "$KNOB" 2>&1) || { echo "$KNOB: $v"; return 1; }; echo "$KNOB = $v"; [[ $v == "$1" ]]; }
+# The default: the knob reads 0, or game.slice has no cpu controller any more (latniced gave back the
+# CPUWeight= it asked for): its tasks are in the parent's task group.
+knob_default() {
+	knob_is 0 && return 0
+	[[ ! -e $KNOB ]] && ! grep -qw cpu /sys/fs/cgroup/game.slice/cgroup.controllers &&
+		echo "game.slice has no cpu controller: no task group of its own"
+}
 # The group entity: sched/debug's cfs_rq[N]:/game.slice sections (kernel/*/ debug patch) show
 # se->slice (6.12, ns) or se->latency_weight (6.1). A cfs_rq is listed while it has load, so
 # something runs in the slice meanwhile.
@@ -137,7 +144,7 @@ group_entity_is() { # group_entity_is LATENCY_NICE
 		/^cfs_rq\[[0-9]+\]:/ { sec = ($0 ~ /:\/game\.slice$/) ? $1 : "" }
 		sec != "" && $1 == f { print sec, f, $3 }' /sys/kernel/debug/sched/debug)
 	systemctl stop lnt-busy.service 2>/dev/null
-	echo "$out"
+	echo "$out" | tee /run/lnt-group-entity
 	[[ -n $out ]] || { echo "no cfs_rq[N]:/game.slice with $field in sched/debug"; return 1; }
 	! awk -v w="$want" '$3 != w { bad = 1 } END { exit !bad }' <<< "$out"
 }
@@ -145,7 +152,7 @@ group_entity_is() { # group_entity_is LATENCY_NICE
 slice_at() {
 	case $KIND in
 	mainline) tasks_have /game.slice "$(S "$1")" ;;
-	*) knob_is "$1" ;;
+	*) if [[ $1 == 0 ]]; then knob_default; else knob_is "$1"; fi ;;
 	esac
 }
 
@@ -158,8 +165,9 @@ if [[ $KIND == mainline ]]; then
 	done
 else
 	check knob-holds-the-value eventually 20 knob_is "$LN"
-	echo "KNOB read back: $KNOB = $(cat $KNOB 2>&1) (cgroup.controllers of game.slice: $(cat /sys/fs/cgroup/game.slice/cgroup.controllers 2>&1))"
+	echo "KNOB read back: $KNOB = $(cat $KNOB 2>&1) (cgroup.controllers of game.slice: $(cat /sys/fs/cgroup/game.slice/cgroup.controllers 2>&1); CPUWeight of game.slice: $(systemctl show -P CPUWeight game.slice))"
 	check group-entity-gets-it group_entity_is "$LN"
+	sed 's|^|KNOB /sys/kernel/debug/sched/debug: |' /run/lnt-group-entity
 	check members-keep-their-own-value tasks_ln /game.slice 0
 fi
 touch /run/lnt-go
@@ -201,8 +209,13 @@ check reinstall-still-enabled test "$(systemctl is-enabled latniced.service)" = 
 check stop systemctl stop latniced.service
 check stop-restored slice_at 0
 if [[ $KIND != mainline ]]; then
-	echo "KNOB after stop: $KNOB = $(cat $KNOB 2>&1)"
-	check stop-group-entity-restored group_entity_is 0
+	echo "KNOB after stop: $KNOB = $(cat $KNOB 2>&1); game.slice controllers: $(cat /sys/fs/cgroup/game.slice/cgroup.controllers)"
+	check stop-members-default tasks_ln /game.slice 0
+	if [[ -e $KNOB ]]; then
+		check stop-group-entity-restored group_entity_is 0
+	else
+		skip stop-group-entity-restored "game.slice has no task group of its own any more"
+	fi
 fi
 journal | grep -E 'game\.slice|Restored|restored' | tail -n 10 | excerpt LATNICED
 check stop-said-restored sh -c 'journalctl -u latniced.service --no-pager -o cat | grep -qi "restored"'
