@@ -5,8 +5,10 @@
  *
  * - where the kernel has the cgroup knob (the latency-nice series), the
  *   unit's cgroup gets the value through cpu.latency.nice / cpu.latency,
- *   and on the v1/v2 hybrid systemd is asked for CPUAccounting=yes so that
- *   the unit has a directory in the cpu hierarchy at all;
+ *   and systemd is asked for the cpu controller where the unit has none:
+ *   CPUAccounting=yes on the v1/v2 hybrid (a directory in the cpu
+ *   hierarchy), CPUWeight=100 on cgroup v2 (the controller enabled down to
+ *   the unit's cgroup);
  * - where it has none (mainline EEVDF), every task in the unit's subtree
  *   gets the value per task: the in-kernel prefilter lets execs below the
  *   unit's cgroup through (manager_units_filter_ids), execs that no process
@@ -349,6 +351,7 @@ static void units_arm_knob_retry(Manager *m) {
 
 static void units_apply_knob(Manager *m, const SystemdUnit *su) {
         ManagerUnits *u = m->units_state;
+        bool unified = !cgroup_hierarchy_is_v1(&u->mounts, CGROUP_HIER_CPU);
         const Rule *rule = match_unit(m->rules, su->name);
         UnitKnob *k = knob_find(u, su->control_group), n = {};
         char ref[512];
@@ -369,14 +372,16 @@ static void units_apply_knob(Manager *m, const SystemdUnit *su) {
         }
         r = unit_knob_set(&u->mounts, k ?: &n, su->control_group, rule->latency_nice);
         if (r == -ENOENT) {
-                /* On the hybrid hierarchy the unit has no cpu directory until it needs the controller. */
+                /* On the hybrid hierarchy the unit has no cpu directory until it needs the controller, on
+         * cgroup v2 no cpu controller (cgroup.c, knob_errno()). */
                 if (strv_contains(u->asked_cpu_accounting, su->name)) {
                         /* systemd realizes the cgroup after it answered: look again shortly. */
                         if (u->knob_retries++ < 20)
                                 units_arm_knob_retry(m);
                         else
-                                log_warning("%s: still no directory in the cpu hierarchy after CPUAccounting=yes, "
-                                            "cannot apply %s.", su->name, ref);
+                                log_warning("%s: still no %s after %s, cannot apply %s.", su->name,
+                                            unified ? "cpu controller for its cgroup" : "directory in the cpu hierarchy",
+                                            systemd_cpu_property(unified), ref);
                         return;
                 }
                 if (strv_extend(&u->asked_cpu_accounting, su->name) < 0) {
@@ -384,12 +389,13 @@ static void units_apply_knob(Manager *m, const SystemdUnit *su) {
                         return;
                 }
                 units_save(m);
-                r = systemd_watch_set_cpu_accounting(u->watch, su->name, true);
+                r = systemd_watch_set_cpu_accounting(u->watch, su->name, true, unified);
                 if (r < 0)
-                        log_warning_errno(r, "%s: cannot ask systemd for CPUAccounting=yes: %m", su->name);
+                        log_warning_errno(r, "%s: cannot ask systemd for %s: %m", su->name, systemd_cpu_property(unified));
                 else
-                        log_info("%s: asked systemd for CPUAccounting=yes (runtime), so that its cgroup has "
-                                 "a cpu directory for %s.", su->name, ref);
+                        log_info("%s: asked systemd for %s (runtime), so that its cgroup has %s for %s.", su->name,
+                                 systemd_cpu_property(unified),
+                                 unified ? "the cpu controller" : "a cpu directory", ref);
                 return;
         }
         if (r == -EOPNOTSUPP) {
@@ -449,6 +455,7 @@ static void units_restore_stale_knobs(Manager *m) {
  */
 static void units_return_accounting(Manager *m, bool all) {
         ManagerUnits *u = m->units_state;
+        bool unified = !cgroup_hierarchy_is_v1(&u->mounts, CGROUP_HIER_CPU);
         bool changed = false;
         size_t j = 0;
 
@@ -461,15 +468,15 @@ static void units_return_accounting(Manager *m, bool all) {
                         continue;
                 }
                 if (m->bus)
-                        r = sd_bus_call_method_async(m->bus, NULL, "org.freedesktop.systemd1",
-                                                     "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
-                                                     "SetUnitProperties", NULL, NULL, "sba(sv)", name, 1, 1,
-                                                     "CPUAccounting", "b", 0);
+                        r = systemd_cpu_controller_call(m->bus, NULL, name, false, unified, NULL, NULL);
                 if (!m->bus || r < 0)
-                        log_warning("%s: could not take back the runtime CPUAccounting=yes latniced asked for; "
-                                    "`systemctl set-property --runtime %s CPUAccounting=no` does.", name, name);
+                        log_warning("%s: could not take back the runtime %s latniced asked for; "
+                                    "`systemctl set-property --runtime %s %s` does.", name,
+                                    systemd_cpu_property(unified), name,
+                                    unified ? "CPUWeight=" : "CPUAccounting=no");
                 else
-                        log_info("%s: took back the runtime CPUAccounting=yes latniced asked for.", name);
+                        log_info("%s: took back the runtime %s latniced asked for.", name,
+                                 systemd_cpu_property(unified));
                 free(name);
                 changed = true;
         }

@@ -107,7 +107,9 @@ tasks_are() {
 	for procs in $(find "/sys/fs/cgroup$1" -name cgroup.procs); do
 		for p in $(cat "$procs"); do
 			for t in /proc/$p/task/*; do
-				v=$("$3" "${t##*/}" 2>/dev/null) && [[ -n $v ]] || continue
+				v=$("$3" "${t##*/}" 2>/dev/null)
+				# a task that exited meanwhile (the shell's short sleeps) is not a result
+				[[ -n $v && -e $t/stat ]] || continue
 				n=$((n + 1))
 				[[ $v == "$2" ]] || { echo "$t ($(cat $t/comm)): $3 $v, want $2"; bad=1; }
 			done
