@@ -254,12 +254,32 @@ static int open_cpu_dir(const CGroupMounts *m, const char *cgroup_path) {
         return fd < 0 ? -errno : fd;
 }
 
+/* Whether a cgroup v2 directory lists the cpu controller in cgroup.controllers (-errno: no such file). */
+static int v2_has_cpu(int dir_fd) {
+        _cleanup_(freep) char *buf = NULL;
+        int r;
+
+        r = read_full_file(dir_fd, "cgroup.controllers", 4096, &buf, NULL);
+        if (r < 0)
+                return r;
+        for (char *save = NULL, *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+                if (strcmp(w, "cpu") == 0)
+                        return 1;
+        return 0;
+}
+
 static int knob_errno(int dir_fd, const char *knob, int err) {
         struct stat st;
 
         /* Distinguish "no such knob in this kernel" from other ENOENTs. */
-        if (err == -ENOENT && fstatat(dir_fd, knob, &st, 0) < 0 && errno == ENOENT)
+        if (err == -ENOENT && fstatat(dir_fd, knob, &st, 0) < 0 && errno == ENOENT) {
+                /* On cgroup v2 the cpu controller's files exist only where the parent enables it
+                 * (systemd does for units that need it): not there yet, unlike a kernel without
+                 * the knob. ENOENT, as for a cgroup without a v1 cpu directory: ask systemd. */
+                if (strcmp(knob, "cpu.latency.nice") == 0 && v2_has_cpu(dir_fd) == 0)
+                        return -ENOENT;
                 return -EOPNOTSUPP;
+        }
         return err;
 }
 

@@ -234,11 +234,14 @@ ApplyRequest apply_request_from_rule(const Rule *rule, bool via_unit, char *ref_
         };
 }
 
+static AppliedProcess *manager_applied_parent(Manager *m, const TaskInfo *t, uint64_t parent_start);
+
 int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec) {
         AppliedProcess *e = applied_table_get(m->applied, t->pid);
         ThreadSched before = {};
         ApplyResult res = {};
-        int r;
+        uint64_t before_raw;
+        int before_ln, r;
 
         if (e && e->start_time != start_time)
                 e = NULL; /* about a dead process: replaced below */
@@ -284,6 +287,18 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
         }
         if (fresh_exec)
                 before = res.main_before;
+        before_ln = before.latency_nice;
+        before_raw = sched_thread_raw(&m->probe, &before);
+        if (fresh_exec && !e) {
+                /* A child of a process we set carries our value through fork: what it had before us
+                 * is what its parent had before us, not our own value (or a stop would "restore" it). */
+                const AppliedProcess *parent = manager_applied_parent(m, t, q->parent_start);
+
+                if (parent && before_raw == parent->raw) {
+                        before_ln = parent->before;
+                        before_raw = parent->before_raw;
+                }
+        }
         m->tasks_applied += res.n_applied;
 
         {
@@ -293,8 +308,8 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                         .uid = t->uid,
                         .latency_nice = q->latency_nice,
                         .raw = sched_raw_value(&m->probe, q->latency_nice),
-                        .before = e ? e->before : before.latency_nice,
-                        .before_raw = e ? e->before_raw : sched_thread_raw(&m->probe, &before),
+                        .before = e ? e->before : before_ln,
+                        .before_raw = e ? e->before_raw : before_raw,
                         .rule = strdup(q->ref),
                         .rule_name = strdup(q->rule_name),
                         .via_unit = q->via_unit,
@@ -325,6 +340,26 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
         return 1;
 }
 
+/* The entry of t's parent if we set the parent (the same process: its start time says), else NULL. */
+static AppliedProcess *manager_applied_parent(Manager *m, const TaskInfo *t, uint64_t parent_start) {
+        AppliedProcess *parent;
+        pid_t ppid = t->ppid;
+
+        if (ppid <= 0 || parent_start == 0) {
+                /* In a child pid namespace BPF cannot name the parent in our terms; /proc can. */
+                ProcStat st, pst;
+
+                if (proc_stat_read_pid(m->proc_fd, t->pid, 0, &st) < 0)
+                        return NULL;
+                ppid = st.ppid;
+                if (proc_stat_read_pid(m->proc_fd, ppid, 0, &pst) < 0)
+                        return NULL;
+                parent_start = pst.start_time;
+        }
+        parent = applied_table_get(m->applied, ppid);
+        return parent && parent->start_time == parent_start ? parent : NULL;
+}
+
 /*
  * A value belongs to the program a rule named, not to everything it starts:
  * a terminal at -8 must not hand -8 to every build run in it, nor a
@@ -336,26 +371,15 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
  * one with its pid: its start time says.
  */
 static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start) {
-        AppliedProcess *parent;
+        AppliedProcess *parent = manager_applied_parent(m, t, parent_start);
         ThreadSched cur = {};
         ApplyResult res = {};
-        pid_t ppid = t->ppid;
+        pid_t ppid;
         int r;
 
-        if (ppid <= 0 || parent_start == 0) {
-                /* In a child pid namespace BPF cannot name the parent in our terms; /proc can. */
-                ProcStat st, pst;
-
-                if (proc_stat_read_pid(m->proc_fd, t->pid, 0, &st) < 0)
-                        return 0;
-                ppid = st.ppid;
-                if (proc_stat_read_pid(m->proc_fd, ppid, 0, &pst) < 0)
-                        return 0;
-                parent_start = pst.start_time;
-        }
-        parent = applied_table_get(m->applied, ppid);
-        if (!parent || parent->start_time != parent_start || parent->inherit || m->probe.backend == BACKEND_NONE)
+        if (!parent || parent->inherit || m->probe.backend == BACKEND_NONE)
                 return 0;
+        ppid = parent->pid;
         r = sched_thread_get(&m->probe, t->pid, &cur);
         if (r < 0 || sched_thread_raw(&m->probe, &cur) != parent->raw)
                 return 0;
@@ -426,6 +450,7 @@ int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t 
                 return 0;
         }
         q = apply_request_from_rule(rule, false, ref, sizeof(ref));
+        q.parent_start = parent_start;
         return manager_apply(m, t, start_time, &q, fresh_exec);
 }
 

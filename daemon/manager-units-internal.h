@@ -20,7 +20,7 @@ typedef struct ManagerUnits {
         bool knob_missing;     /* the kernel has no cgroup knob after all: per task */
         UnitKnob *knobs;
         size_t n_knobs;
-        char **asked_cpu_accounting; /* units we asked for CPUAccounting=yes */
+        char **asked_cpu_accounting; /* units we asked for CPUAccounting=yes or CPUWeight=100 */
         uint64_t *ids;         /* what manager_units_filter_ids() last returned */
         size_t n_ids;
         sd_event_source *rescan_timer;

@@ -5,8 +5,10 @@
  *
  * - where the kernel has the cgroup knob (the latency-nice series), the
  *   unit's cgroup gets the value through cpu.latency.nice / cpu.latency,
- *   and on the v1/v2 hybrid systemd is asked for CPUAccounting=yes so that
- *   the unit has a directory in the cpu hierarchy at all (units-knob.c);
+ *   and systemd is asked for the cpu controller where the unit has none:
+ *   CPUAccounting=yes on the v1/v2 hybrid (a directory in the cpu
+ *   hierarchy), CPUWeight=100 on cgroup v2 (the controller enabled down to
+ *   the unit's cgroup) (units-knob.c);
  * - where it has none (mainline EEVDF), every task in the unit's subtree
  *   gets the value per task: the in-kernel prefilter lets execs below the
  *   unit's cgroup through (manager_units_filter_ids), execs that no process

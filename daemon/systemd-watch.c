@@ -685,23 +685,34 @@ static int watch_on_set_properties(sd_bus_message *reply, void *userdata, sd_bus
         return 0;
 }
 
-int systemd_watch_set_cpu_accounting(SystemdWatch *w, const char *name, bool on) {
+int systemd_cpu_controller_call(sd_bus *bus, sd_bus_slot **slot, const char *name, bool on, bool unified,
+                                sd_bus_message_handler_t cb, void *userdata) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
+        if (r < 0)
+                return r;
+        if (unified) /* UINT64_MAX: CGROUP_WEIGHT_INVALID, i.e. CPUWeight= unset */
+                r = sd_bus_message_append(m, "sba(sv)", name, 1, 1, "CPUWeight", "t",
+                                          on ? (uint64_t) 100 : UINT64_MAX);
+        else
+                r = sd_bus_message_append(m, "sba(sv)", name, 1, 1, "CPUAccounting", "b", (int) on);
+        if (r < 0)
+                return r;
+        return sd_bus_call_async(bus, slot, m, cb, userdata, 0);
+}
+
+int systemd_watch_set_cpu_accounting(SystemdWatch *w, const char *name, bool on, bool unified) {
         PendingCall *c;
         int r;
 
         if (!w || !w->owner)
                 return -ENOTCONN;
-        r = sd_bus_message_new_method_call(w->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "sba(sv)", name, 1, 1, "CPUAccounting", "b", (int) on);
-        if (r < 0)
-                return r;
         r = call_new(w, name, &c);
         if (r < 0)
                 return r;
-        r = sd_bus_call_async(w->bus, &c->slot, m, watch_on_set_properties, c, 0);
+        r = systemd_cpu_controller_call(w->bus, &c->slot, name, on, unified, watch_on_set_properties, c);
         if (r < 0)
                 call_free(c);
         return r < 0 ? r : 0;

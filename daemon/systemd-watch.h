@@ -66,13 +66,26 @@ size_t systemd_watch_n_units(const SystemdWatch *w);
 const SystemdUnit *systemd_watch_next(const SystemdWatch *w, size_t *i);
 
 /*
- * Asks systemd to give the unit a directory in the cpu controller's
- * hierarchy (SetUnitProperties, runtime, CPUAccounting=yes): on the v1/v2
- * hybrid systemd creates it only for units that need the controller. The
- * unit's cgroup is read again when systemd answered (unit_changed fires).
- * on=false takes it back.
+ * Asks systemd to give the unit the cpu controller (SetUnitProperties,
+ * runtime): on the v1/v2 hybrid a directory in the cpu hierarchy, which
+ * systemd creates only for units that need the controller
+ * (CPUAccounting=yes); on cgroup v2, where accounting needs no controller
+ * (kernel >= 4.15), the controller enabled down to the unit's cgroup, which
+ * systemd does for a unit with a CPU weight (CPUWeight=100, the kernel's
+ * default: no weight changes). The unit's cgroup is read again when systemd
+ * answered (unit_changed fires). on=false takes it back (CPUAccounting=no,
+ * CPUWeight= unset).
  */
-int systemd_watch_set_cpu_accounting(SystemdWatch *w, const char *name, bool on);
+int systemd_watch_set_cpu_accounting(SystemdWatch *w, const char *name, bool on, bool unified);
+
+/* The same call on any bus connection, without an answer handler when cb is NULL. */
+int systemd_cpu_controller_call(sd_bus *bus, sd_bus_slot **slot, const char *name, bool on, bool unified,
+                                sd_bus_message_handler_t cb, void *userdata);
+
+/* What systemd_watch_set_cpu_accounting() sets, for messages: "CPUAccounting=yes" or "CPUWeight=100". */
+static inline const char *systemd_cpu_property(bool unified) {
+        return unified ? "CPUWeight=100" : "CPUAccounting=yes";
+}
 
 /* The cgroup of any unit, followed or not (GetUnit, then its ControlGroup); cgroup NULL if it has none. */
 typedef void (*SystemdCgroupCallback)(SystemdWatch *w, const char *unit, const char *cgroup, void *userdata);

@@ -16,8 +16,9 @@ typedef StateKnob UnitKnob;
 /*
  * Writes value to the cgroup's knob. The first write records the previous
  * value. Errors as cgroup_latency_nice_set(): -ENOENT when the cgroup has no
- * directory in the cpu hierarchy (ask systemd for CPUAccounting=yes),
- * -EOPNOTSUPP when the kernel has no knob (per-task fallback).
+ * directory in the cpu hierarchy (v1) or no cpu controller (v2) (ask systemd:
+ * systemd_watch_set_cpu_accounting()), -EOPNOTSUPP when the kernel has no
+ * knob (per-task fallback).
  */
 int unit_knob_set(const CGroupMounts *mounts, UnitKnob *k, const char *cgroup, int value);
 

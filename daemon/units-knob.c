@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The cgroup-knob path of [Unit] rules, where the kernel has the knob: the
- * knobs we wrote and what they held, the runtime CPUAccounting=yes asked of
- * systemd on the v1/v2 hybrid (so the unit has a cpu directory), and giving
+ * knobs we wrote and what they held, the runtime CPUAccounting=yes (v1/v2
+ * hybrid: a cpu directory) or CPUWeight=100 (cgroup v2: the cpu controller)
+ * asked of systemd, and giving
  * both back when no rule names the unit any more, at exit, or after a
  * crash (they are kept in <state_dir>/units).
  */
@@ -87,6 +88,7 @@ static void knob_restore(Manager *m, UnitKnob *k, const char *why) {
 
 int units_apply_knob(Manager *m, const SystemdUnit *su) {
         ManagerUnits *u = m->units_state;
+        bool unified = !cgroup_hierarchy_is_v1(&u->mounts, CGROUP_HIER_CPU);
         const Rule *rule = match_unit(m->rules, su->name);
         UnitKnob *k = knob_find(u, su->control_group), n = {};
         char ref[512];
@@ -107,24 +109,28 @@ int units_apply_knob(Manager *m, const SystemdUnit *su) {
         }
         r = unit_knob_set(&u->mounts, k ?: &n, su->control_group, rule->latency_nice);
         if (r == -ENOENT) {
-                /* On the hybrid hierarchy the unit has no cpu directory until it needs the controller. */
+                /* The unit has no cpu directory (v1/v2 hybrid) or no cpu controller (cgroup v2) until
+                 * systemd sees that it needs the controller (cgroup.c, knob_errno()). */
                 if (strv_contains(u->asked_cpu_accounting, su->name)) {
                         /* systemd realizes the cgroup after it answered: look again shortly. */
                         if (u->knob_retries++ < 20)
                                 return -EAGAIN;
-                        log_warning("%s: still no directory in the cpu hierarchy after CPUAccounting=yes, "
-                                    "cannot apply %s.", su->name, ref);
+                        log_warning("%s: still no %s after %s, cannot apply %s.", su->name,
+                                    unified ? "cpu controller for its cgroup" : "directory in the cpu hierarchy",
+                                    systemd_cpu_property(unified), ref);
                         return 0;
                 }
                 if (strv_extend(&u->asked_cpu_accounting, su->name) < 0)
                         return log_oom();
                 units_save(m);
-                r = systemd_watch_set_cpu_accounting(u->watch, su->name, true);
+                r = systemd_watch_set_cpu_accounting(u->watch, su->name, true, unified);
                 if (r < 0)
-                        log_warning_errno(r, "%s: cannot ask systemd for CPUAccounting=yes: %m", su->name);
+                        log_warning_errno(r, "%s: cannot ask systemd for %s: %m", su->name,
+                                          systemd_cpu_property(unified));
                 else
-                        log_info("%s: asked systemd for CPUAccounting=yes (runtime), so that its cgroup has "
-                                 "a cpu directory for %s.", su->name, ref);
+                        log_info("%s: asked systemd for %s (runtime), so that its cgroup has %s for %s.", su->name,
+                                 systemd_cpu_property(unified), unified ? "the cpu controller" : "a cpu directory",
+                                 ref);
                 return 0;
         }
         if (r == -EOPNOTSUPP) {
@@ -152,7 +158,8 @@ int units_apply_knob(Manager *m, const SystemdUnit *su) {
                 units_save(m);
                 log_info("%s: LatencyNice=%d on cgroup %s from %s.", su->name, rule->latency_nice,
                          su->control_group, ref);
-        }        return 0;
+        }
+        return 0;
 }
 
 /* Knobs of cgroups that no followed unit with a rule has any more: give them back. */
@@ -177,12 +184,13 @@ void units_restore_stale_knobs(Manager *m) {
 }
 
 /*
- * Takes back the runtime CPUAccounting=yes we asked for units that no rule
+ * Takes back the runtime CPUAccounting=yes / CPUWeight=100 we asked for units that no rule
  * names any more (all: every unit, latniced is stopping). Sent without
  * waiting for the answer: the connection is flushed before it closes.
  */
 void units_return_accounting(Manager *m, bool all) {
         ManagerUnits *u = m->units_state;
+        bool unified = !cgroup_hierarchy_is_v1(&u->mounts, CGROUP_HIER_CPU);
         bool changed = false;
         size_t j = 0;
 
@@ -195,15 +203,14 @@ void units_return_accounting(Manager *m, bool all) {
                         continue;
                 }
                 if (m->bus)
-                        r = sd_bus_call_method_async(m->bus, NULL, "org.freedesktop.systemd1",
-                                                     "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
-                                                     "SetUnitProperties", NULL, NULL, "sba(sv)", name, 1, 1,
-                                                     "CPUAccounting", "b", 0);
+                        r = systemd_cpu_controller_call(m->bus, NULL, name, false, unified, NULL, NULL);
                 if (!m->bus || r < 0)
-                        log_warning("%s: could not take back the runtime CPUAccounting=yes latniced asked for; "
-                                    "`systemctl set-property --runtime %s CPUAccounting=no` does.", name, name);
+                        log_warning("%s: could not take back the runtime %s latniced asked for; "
+                                    "`systemctl set-property --runtime %s %s` does.", name,
+                                    systemd_cpu_property(unified), name, unified ? "CPUWeight=" : "CPUAccounting=no");
                 else
-                        log_info("%s: took back the runtime CPUAccounting=yes latniced asked for.", name);
+                        log_info("%s: took back the runtime %s latniced asked for.", name,
+                                 systemd_cpu_property(unified));
                 free(name);
                 changed = true;
         }

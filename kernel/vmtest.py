@@ -251,6 +251,7 @@ def prepare_source(series, work, patches, allow_offset, logfile):
 
 
 def build_kernel(series, args, work, timings):
+    global FRAGMENT
     patches = series_patches(series)
     os.makedirs(work, exist_ok=True)
     logfile = os.path.join(work, "build.log")
@@ -259,9 +260,13 @@ def build_kernel(series, args, work, timings):
     tarball = tarball_for(series)
     # The cache key covers everything that decides the bzImage.
     config_step = inspect.getsource(configure_kernel) + inspect.getsource(read_fragment)
+    # A series' own config.fragment (kernel/X/config.fragment) adds to and overrides the common
+    # one: what that kernel's Kconfig needs on top (e.g. 6.1's KPROBES depend on MODULES).
+    series_fragment = os.path.join(HERE, series, "config.fragment")
+    extra = [open(series_fragment, "rb").read()] if os.path.exists(series_fragment) else []
     key = sha256(tarball_id(series, tarball),
                  *[open(p, "rb").read() for p in patches],
-                 open(FRAGMENT, "rb").read(), config_step, "bzImage")
+                 open(FRAGMENT, "rb").read(), config_step, "bzImage", *extra)
     cache = os.path.join(CACHE_ROOT, key)
     image = os.path.join(cache, "bzImage")
     if os.path.exists(image):
@@ -275,8 +280,18 @@ def build_kernel(series, args, work, timings):
     build = os.path.join(work, "build")
     os.makedirs(build, exist_ok=True)
     t = time.time()
-    log("configuring (tinyconfig + %s)" % os.path.relpath(FRAGMENT, HERE))
-    configure_kernel(src, build, args.jobs, logfile)
+    common = FRAGMENT
+    if extra:
+        # configure_kernel() reads FRAGMENT: the two files merged, the series' lines last.
+        FRAGMENT = os.path.join(work, "config.fragment.merged")
+        with open(FRAGMENT, "wb") as f:
+            f.write(open(common, "rb").read() + b"\n" + extra[0])
+    log("configuring (tinyconfig + %s%s)" % (os.path.relpath(common, HERE),
+                                            " + %s/config.fragment" % series if extra else ""))
+    try:
+        configure_kernel(src, build, args.jobs, logfile)
+    finally:
+        FRAGMENT = common
     log("building bzImage with -j%d (log: %s)" % (args.jobs, logfile))
     run(["make", "-C", src, "O=" + build, "-j%d" % args.jobs, "bzImage"], logfile=logfile)
     timings["build"] = time.time() - t
@@ -505,13 +520,15 @@ def make_initramfs(series, args, rundir, logfile):
 RESULT = re.compile(r"LNTEST (PASS|FAIL|SKIP) ([^:\s]+)(?::\s*(.*))?$")
 
 
-def boot(qemu, image, initrd, args, rundir):
-    console = os.path.join(rundir, "console.log")
-    cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", "2",
-           "-kernel", image, "-initrd", initrd,
-           "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"]
+def run_vm(cmd, args, console, echo=("LNTEST", "LNBENCH"), grace_after_end=None):
+    """Runs qemu (cmd) with the console in console; returns (lines, timed out).
+
+    A line that has LNTEST or LNBENCH in it is cut to start there (kernel
+    messages may share its line). With grace_after_end, qemu is stopped
+    that many seconds after "LNTEST END" if it has not powered off."""
     log("booting: " + " ".join(cmd))
     lines = []
+    ended = []
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
 
@@ -521,22 +538,70 @@ def boot(qemu, image, initrd, args, rundir):
                 f.write(raw)
                 f.flush()
                 line = raw.decode(errors="replace").rstrip("\r\n")
-                line = line[line.find("LN"):] if ("LNTEST" in line or "LNBENCH" in line) else line
+                for tag in ("LNTEST", "LNBENCH"):
+                    if tag in line:
+                        line = line[line.find(tag):]
+                        break
+                if line.startswith("LNTEST END"):
+                    ended.append(time.time())
                 lines.append(line)
-                if args.verbose or line.startswith(("LNTEST", "LNBENCH")):
+                if args.verbose or line.startswith(echo):
                     print("  " + line, flush=True)
 
     th = threading.Thread(target=reader, daemon=True)
     th.start()
     timed_out = False
-    try:
-        p.wait(timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    deadline = time.time() + args.timeout
+    while p.poll() is None:
+        if time.time() > deadline:
+            timed_out = True
+            break
+        if grace_after_end is not None and ended and time.time() > ended[0] + grace_after_end:
+            log("no power-off %d s after LNTEST END: stopping qemu" % grace_after_end)
+            break
+        time.sleep(0.5)
+    if p.poll() is None:
         p.kill()
         p.wait()
     th.join(10)
+    return lines, timed_out
+
+
+def boot(qemu, image, initrd, args, rundir):
+    console = os.path.join(rundir, "console.log")
+    cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", "2",
+           "-kernel", image, "-initrd", initrd,
+           "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"]
+    lines, timed_out = run_vm(cmd, args, console)
     return lines, timed_out, console
+
+
+def parse_results(lines, timed_out, console, timeout):
+    """The LNTEST results of a console, and a failure if the VM did not begin or end its checks."""
+    results = []
+    for line in lines:
+        m = RESULT.search(line)
+        if m:
+            results.append((m.group(1), m.group(2), m.group(3) or ""))
+    began = any("LNTEST BEGIN" in l for l in lines)
+    ended = any("LNTEST END" in l for l in lines)
+    if not began:
+        results.append(("FAIL", "vm-boot", "no LNTEST BEGIN on the console (see %s)" % console))
+    elif not ended:
+        results.append(("FAIL", "vm-complete", "%s before LNTEST END (see %s)" %
+                        ("timed out after %d s" % timeout if timed_out else "VM stopped",
+                         console)))
+    return results
+
+
+def print_results(title, results):
+    """Prints each result; returns the counts by status."""
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    print(title)
+    for status, name, why in results:
+        counts[status] += 1
+        print("  %-4s %s%s" % (status, name, (": " + why) if why else ""))
+    return counts
 
 
 def main():
@@ -555,6 +620,8 @@ def main():
                     help="accept hunks that apply at an offset (another Debian revision)")
     ap.add_argument("--kernel", help="boot this bzImage instead of building one "
                     "(it must carry the series)")
+    ap.add_argument("--build-only", action="store_true",
+                    help="build (or find in the cache) the kernel, print its path, do not boot")
     ap.add_argument("-v", "--verbose", action="store_true", help="echo the whole console")
     args = ap.parse_args()
     if args.timeout is None:
@@ -584,6 +651,10 @@ def main():
         except ImportError:
             pass
         image = args.kernel or build_kernel(args.series, args, work, timings)
+        if args.build_only:
+            log("series %s: kernel %s; %s" % (args.series, image, ", ".join(
+                "%s %.0f s" % kv for kv in timings.items())))
+            return 0
         rundir = os.path.join(work, "run")
         if os.path.exists(rundir):
             shutil.rmtree(rundir)
@@ -600,27 +671,11 @@ def main():
         print("vmtest: 1 failed (setup)")
         return 1
 
-    results = []
-    for line in lines:
-        m = RESULT.search(line)
-        if m:
-            results.append((m.group(1), m.group(2), m.group(3) or ""))
-    began = any("LNTEST BEGIN" in l for l in lines)
-    ended = any("LNTEST END" in l for l in lines)
-    if not began:
-        results.append(("FAIL", "vm-boot", "no LNTEST BEGIN on the console (see %s)" % console))
-    elif not ended:
-        results.append(("FAIL", "vm-complete", "%s before LNTEST END (see %s)" %
-                        ("timed out after %d s" % args.timeout if timed_out else "VM stopped",
-                         console)))
+    results = parse_results(lines, timed_out, console, args.timeout)
     if args.bench and not any(r[1] == "bench" for r in results):
         results.append(("FAIL", "bench", "no benchmark result"))
 
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
-    print("vmtest: results for series %s:" % args.series)
-    for status, name, why in results:
-        counts[status] += 1
-        print("  %-4s %s%s" % (status, name, (": " + why) if why else ""))
+    counts = print_results("vmtest: results for series %s:" % args.series, results)
     for line in lines:
         if line.startswith("LNBENCH summary") or line.startswith("LNBENCH ratio"):
             print("  " + line)

@@ -166,6 +166,10 @@ rules <<'CONF'
 [Process sleeper]
 Comm=lnt-sleep
 LatencyNice=-10
+
+[Process parent]
+Comm=lnt-parent
+LatencyNice=-10
 CONF
 bg "$T/lnt-sleep" 30; A=$LAST
 bg "$T/lnt-sleep" 30; B=$LAST
@@ -174,10 +178,19 @@ expect_slice "$A" "$SLICE10" "startup scan applies to running processes"
 expect_slice "$B" "$SLICE10" "startup scan applies to every running match"
 "$LATNICECTL" set -l 5 -p "$B" >/dev/null 2>&1 || true   # a foreign change after ours
 FOREIGN=$(slice_of "$B")
+# A child of a process we set carries our value into its exec of a program a rule also matches:
+# what it had before us is what its parent had, and a stop gives it that back.
+bg "$T/lnt-parent" -c "sleep 0.3; $T/lnt-sleep 30 & echo \$! > $T/child; wait"; P=$LAST
+expect_slice "$P" "$SLICE10" "a parent gets its rule's value"
+for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
+C=$(cat "$T/child"); PIDS+=("$C")
+expect_slice "$C" "$SLICE10" "its child execing a matched program gets that rule's value"
 stop_daemon
 expect_slice "$A" "$BASE" "SIGTERM restores values that are still ours"
 [ "$(slice_of "$B")" = "$FOREIGN" ] && ok "SIGTERM leaves a foreign value alone" || fail "foreign value undone"
-kill "$A" "$B"
+expect_slice "$C" "$BASE" "SIGTERM restores a forked child to what its parent had before us, not to our value"
+expect_slice "$P" "$BASE" "SIGTERM restores the parent"
+kill "$A" "$B" "$C" "$P" 2>/dev/null; rm -f "$T/child"
 
 # --- a main thread that calls pthread_exit() is not the process exiting
 cp "$(readlink -f /usr/bin/python3)" "$T/lnt-pyexit"
