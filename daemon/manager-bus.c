@@ -22,7 +22,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <time.h>
 
 #include "authz.h"
 #include "bus-auth.h"
@@ -35,6 +34,7 @@
 #include "match.h"
 #include "proc.h"
 #include "profile.h"
+#include "ratelimit.h"
 #include "util.h"
 
 /* Applied: a storm of execs must not become a storm on the bus. */
@@ -45,24 +45,14 @@ typedef struct ManagerBus {
         sd_bus_slot *object_slot;
         sd_bus_slot *name_slot;
         BusAuth *auth;
-        /* token bucket for Applied, in signals * 1000 */
-        uint64_t applied_tokens;
-        uint64_t applied_last_usec;
-        uint64_t applied_suppressed;
+        TokenBucket applied; /* for the Applied signal */
 } ManagerBus;
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
-}
 
 static ManagerBus *manager_bus_state(Manager *m) {
         if (!m->bus_state) {
                 m->bus_state = calloc(1, sizeof(ManagerBus));
                 if (m->bus_state)
-                        m->bus_state->applied_tokens = APPLIED_BURST * 1000;
+                        m->bus_state->applied = (TokenBucket) TOKEN_BUCKET_INIT(APPLIED_BURST, APPLIED_PER_SEC);
         }
         return m->bus_state;
 }
@@ -239,7 +229,7 @@ static int property_get_suppressed(sd_bus *bus, const char *path, const char *in
                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
 
-        return sd_bus_message_append(reply, "t", m->bus_state ? m->bus_state->applied_suppressed : (uint64_t) 0);
+        return sd_bus_message_append(reply, "t", m->bus_state ? m->bus_state->applied.refused : (uint64_t) 0);
 }
 
 /* ---- reading methods ------------------------------------------------------ */
@@ -610,48 +600,10 @@ static void set_request_free(void *p) {
         free(s);
 }
 
-typedef struct SetCtx {
-        const SchedProbe *probe;
-        int value;
-        bool may_lower;
-        unsigned n_threads, n_applied, n_refused, n_realtime;
-        int first_error;
-        ThreadSched main_before;
-        pid_t pid;
-} SetCtx;
-
-static int set_one(pid_t tid, void *userdata) {
-        SetCtx *c = userdata;
-        ThreadSched cur;
-        int r;
-
-        r = sched_thread_get(c->probe, tid, &cur);
-        if (r < 0)
-                return 0; /* exited meanwhile */
-        c->n_threads++;
-        if (tid == c->pid)
-                c->main_before = cur;
-        /* Decided per thread, at the moment it is written: no thread is lowered without authorization. */
-        if (!c->may_lower && !authz_raise_only_ok(cur.latency_nice, c->value)) {
-                c->n_refused++;
-                return 0;
-        }
-        r = sched_thread_set(c->probe, tid, c->value, NULL);
-        if (r >= 0)
-                c->n_applied++;
-        else if (r == -EBUSY)
-                c->n_realtime++;
-        else if (r != -ESRCH && c->first_error == 0)
-                c->first_error = r;
-        return 0;
-}
-
 static int set_latency_nice_now(sd_bus_message *call, void *data, sd_bus_error *error) {
         SetRequest *s = data;
         Manager *m = s->manager;
-        _cleanup_(closep) int dir_fd = -1;
-        SetCtx c = { .probe = &m->probe, .value = s->latency_nice, .may_lower = s->may_lower, .pid = s->target.pid };
-        char path[32];
+        SchedSetResult c;
         int r;
 
         /* The pidfd pins the process we checked; the start time catches a reused pid. */
@@ -659,12 +611,8 @@ static int set_latency_nice_now(sd_bus_message *call, void *data, sd_bus_error *
                 return sd_bus_error_setf(error, LATNICE_ERROR_PROCESS_CHANGED,
                                          "Process %d exited or its PID was reused; nothing applied.",
                                          (int) s->target.pid);
-        snprintf(path, sizeof(path), "%d", (int) s->target.pid);
-        dir_fd = openat(m->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0)
-                return no_such_process(error, s->target.pid, -errno);
-        r = sched_walk_threads(dir_fd, NULL, 0, set_one, &c);
-        if (r < 0 && r != -EAGAIN && c.n_threads == 0)
+        r = sched_set_threads(&m->probe, m->proc_fd, s->target.pid, s->latency_nice, s->may_lower, &c);
+        if (r < 0)
                 return no_such_process(error, s->target.pid, r);
         if (!target_still_there(m->proc_fd, &s->target))
                 return sd_bus_error_setf(error, LATNICE_ERROR_PROCESS_CHANGED,
@@ -692,30 +640,6 @@ static int set_latency_nice_now(sd_bus_message *call, void *data, sd_bus_error *
                  c.n_refused ? ", others left alone: lowering them needs authorization" : "");
         manager_bus_emit_applied(m, s->target.pid, s->target.st.comm, s->latency_nice, "manual");
         return sd_bus_reply_method_return(call, "uu", c.n_applied, c.n_threads);
-}
-
-/* The current value of every thread, to tell whether the call lowers any of them. */
-static int read_thread_values(Manager *m, pid_t pid, int **ret, size_t *ret_n) {
-        _cleanup_(freep) pid_t *tids = NULL;
-        _cleanup_(freep) int *v = NULL;
-        size_t k = 0;
-        int n;
-
-        n = proc_list_tasks(m->proc_fd, pid, &tids);
-        if (n < 0)
-                return n;
-        v = calloc((size_t) n + 1, sizeof(int));
-        if (!v)
-                return -ENOMEM;
-        for (int i = 0; i < n; i++) {
-                ThreadSched t;
-
-                if (sched_thread_get(&m->probe, tids[i], &t) >= 0 && !t.realtime)
-                        v[k++] = t.latency_nice;
-        }
-        *ret = TAKE_PTR(v);
-        *ret_n = k;
-        return 0;
 }
 
 static int set_latency_nice(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd,
@@ -762,7 +686,7 @@ static int set_latency_nice(Manager *m, sd_bus_message *call, const BusCaller *c
                 set_request_free(s);
                 return r;
         }
-        r = read_thread_values(m, s->target.pid, &values, &n_values);
+        r = sched_thread_values(&m->probe, m->proc_fd, s->target.pid, &values, &n_values);
         if (r < 0) {
                 pid_t pid = s->target.pid;
 
@@ -956,22 +880,9 @@ void manager_bus_on_disconnected(Manager *m) {
 void manager_bus_emit_applied(Manager *m, pid_t pid, const char *comm, int value, const char *rule) {
         ManagerBus *b = m->bus_state;
         Esc e = {};
-        uint64_t now;
 
-        if (!m->bus || !b)
+        if (!m->bus || !b || !token_bucket_take(&b->applied, monotonic_usec()))
                 return;
-        now = now_usec();
-        if (b->applied_last_usec > 0) {
-                b->applied_tokens += (now - b->applied_last_usec) * APPLIED_PER_SEC / 1000;
-                if (b->applied_tokens > APPLIED_BURST * 1000)
-                        b->applied_tokens = APPLIED_BURST * 1000;
-        }
-        b->applied_last_usec = now;
-        if (b->applied_tokens < 1000) {
-                b->applied_suppressed++;
-                return;
-        }
-        b->applied_tokens -= 1000;
         (void) sd_bus_emit_signal(m->bus, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Applied", "usis", (uint32_t) pid,
                                   esc(&e, comm), (int32_t) value, esc(&e, rule));
         esc_done(&e);

@@ -52,16 +52,9 @@ SourceKind source_kind_from_string(const char *s) {
  */
 #define NAME_MISS_USEC (30 * 1000 * 1000ULL)
 
-static uint64_t now_monotonic_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
-}
-
 static const char *cached_name(Manager *m, uint32_t id, bool group, char *buf, size_t size) {
         NameCacheEntry *e = &(group ? m->group_cache : m->user_cache)[(id * 2654435761U) % NAME_CACHE_SIZE];
-        uint64_t now = now_monotonic_usec();
+        uint64_t now = monotonic_usec();
         char *name;
 
         if (!(e->used && e->id == id && (e->name || now < e->miss_until))) {

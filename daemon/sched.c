@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <sys/syscall.h>
 
+#include "authz.h"
 #include "proc.h"
 #include "sched.h"
 #include "util.h"
@@ -614,4 +615,76 @@ int sched_apply_process(const SchedProbe *p, int proc_fd, pid_t pid, uint64_t st
         }
         *ret = res;
         return apply_verdict(&res);
+}
+
+typedef struct SetThreads {
+        const SchedProbe *probe;
+        pid_t pid;
+        int value;
+        bool may_lower;
+        SchedSetResult *out;
+} SetThreads;
+
+static int set_thread(pid_t tid, void *userdata) {
+        SetThreads *c = userdata;
+        SchedSetResult *o = c->out;
+        ThreadSched cur;
+        int r;
+
+        r = sched_thread_get(c->probe, tid, &cur);
+        if (r < 0)
+                return 0; /* exited meanwhile */
+        o->n_threads++;
+        if (tid == c->pid)
+                o->main_before = cur;
+        if (!c->may_lower && !authz_raise_only_ok(cur.latency_nice, c->value)) {
+                o->n_refused++;
+                return 0;
+        }
+        r = sched_thread_set(c->probe, tid, c->value, NULL);
+        if (r >= 0)
+                o->n_applied++;
+        else if (r == -EBUSY)
+                o->n_realtime++;
+        else if (r != -ESRCH && o->first_error == 0)
+                o->first_error = r;
+        return 0;
+}
+
+int sched_set_threads(const SchedProbe *p, int proc_fd, pid_t pid, int value, bool may_lower, SchedSetResult *ret) {
+        _cleanup_(closep) int dir_fd = -1;
+        SetThreads c = { .probe = p, .pid = pid, .value = value, .may_lower = may_lower, .out = ret };
+        char path[32];
+        int r;
+
+        *ret = (SchedSetResult) {};
+        snprintf(path, sizeof(path), "%d", (int) pid);
+        dir_fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0)
+                return -errno;
+        r = sched_walk_threads(dir_fd, NULL, 0, set_thread, &c);
+        return r < 0 && r != -EAGAIN && ret->n_threads == 0 ? r : 0;
+}
+
+int sched_thread_values(const SchedProbe *p, int proc_fd, pid_t pid, int **ret, size_t *ret_n) {
+        _cleanup_(freep) pid_t *tids = NULL;
+        _cleanup_(freep) int *v = NULL;
+        size_t k = 0;
+        int n;
+
+        n = proc_list_tasks(proc_fd, pid, &tids);
+        if (n < 0)
+                return n;
+        v = calloc((size_t) n + 1, sizeof(int));
+        if (!v)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++) {
+                ThreadSched t;
+
+                if (sched_thread_get(p, tids[i], &t) >= 0 && !t.realtime)
+                        v[k++] = t.latency_nice;
+        }
+        *ret = TAKE_PTR(v);
+        *ret_n = k;
+        return 0;
 }

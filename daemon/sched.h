@@ -105,3 +105,21 @@ int sched_apply_process(const SchedProbe *p, int proc_fd, pid_t pid, uint64_t st
  */
 typedef int (*SchedThreadFunc)(pid_t tid, void *userdata);
 int sched_walk_threads(int pid_dir_fd, const pid_t *skip, size_t n_skip, SchedThreadFunc f, void *userdata);
+
+/* What SetLatencyNice did to the threads of a process. */
+typedef struct SchedSetResult {
+        unsigned n_threads, n_applied, n_refused, n_realtime;
+        int first_error;         /* of a thread that failed for another reason than exiting */
+        ThreadSched main_before; /* the main thread's, before */
+} SchedSetResult;
+
+/*
+ * Writes latency_nice to every thread of pid; without may_lower only to the
+ * threads it does not lower (authz_raise_only_ok()), decided per thread as
+ * it is written: a thread may change meanwhile. An error only when no
+ * thread could be looked at.
+ */
+int sched_set_threads(const SchedProbe *p, int proc_fd, pid_t pid, int value, bool may_lower, SchedSetResult *ret);
+
+/* The values of pid's threads that are not realtime (does a call lower any of them?). */
+int sched_thread_values(const SchedProbe *p, int proc_fd, pid_t pid, int **ret, size_t *ret_n);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "util.h"
 
@@ -393,4 +394,11 @@ char *path_join(const char *root, const char *path) {
         if (asprintf(&r, "%.*s/%s", (int) rl, root, path) < 0)
                 return NULL;
         return r;
+}
+
+uint64_t monotonic_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
 }

@@ -86,6 +86,9 @@ int safe_atou64(const char *s, uint64_t *ret);
 int parse_pid(const char *s, pid_t *ret);
 int parse_boolean(const char *s);
 
+/* CLOCK_MONOTONIC in microseconds. */
+uint64_t monotonic_usec(void);
+
 /* Length of the valid UTF-8 sequence at s (1..4), 0 if s does not start one
  * (overlong, surrogate, beyond U+10FFFF, truncated) or *s is NUL. */
 size_t utf8_char_len(const char *s);
