@@ -48,36 +48,6 @@ static int path_compare(const void *a, const void *b) {
         return strcmp(*(char * const *) a, *(char * const *) b);
 }
 
-static int write_atomic(const char *path, const char *data, size_t size) {
-        _cleanup_(freep) char *tmp = NULL;
-        _cleanup_(closep) int fd = -1;
-        int r = 0;
-
-        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-                return -ENOMEM;
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        for (size_t done = 0; done < size;) {
-                ssize_t n = write(fd, data + done, size - done);
-
-                if (n < 0) {
-                        r = -errno;
-                        break;
-                }
-                done += (size_t) n;
-        }
-        if (r == 0 && fchmod(fd, 0644) < 0)
-                r = -errno;
-        if (r == 0 && fsync(fd) < 0)
-                r = -errno;
-        if (r == 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlink(tmp);
-        return r;
-}
-
 static int message_compare(const void *a, const void *b) {
         const AnanicyMessage *x = a, *y = b;
         int c = strcmp(x->file, y->file);
@@ -206,7 +176,7 @@ static int run_import(Ctl *ctl) {
         }
 
         if (out) {
-                r = write_atomic(out, text, text_size);
+                r = write_file_atomic(out, text, text_size, 0644);
                 if (r < 0) {
                         fprintf(stderr, "Failed to write %s: %s\n", out, strerror(-r));
                         return CTL_EXIT_FAILURE;

@@ -232,24 +232,18 @@ static bool units_field_ok(const char *s) {
 }
 
 int state_units_write(const char *dir, const StateKnob *knobs, size_t n_knobs, char * const *asked) {
-        _cleanup_(freep) char *path = path_join(dir, "units"), *tmp = NULL;
+        _cleanup_(freep) char *path = path_join(dir, "units"), *text = NULL;
+        size_t size = 0;
         FILE *f;
-        int fd, r = 0;
+        int r = 0;
 
-        if (!path || asprintf(&tmp, "%s.XXXXXX", path) < 0)
+        if (!path)
                 return -ENOMEM;
         if (n_knobs == 0 && strv_length(asked) == 0)
                 return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
+        f = open_memstream(&text, &size);
+        if (!f)
                 return -errno;
-        f = fdopen(fd, "w");
-        if (!f) {
-                r = -errno;
-                close(fd);
-                (void) unlink(tmp);
-                return r;
-        }
         for (size_t i = 0; i < n_knobs; i++)
                 if (units_field_ok(knobs[i].cgroup) && knobs[i].cgroup[0] == '/')
                         fprintf(f, "knob\t%d\t%d\t%s\n", knobs[i].before, knobs[i].value, knobs[i].cgroup);
@@ -257,14 +251,12 @@ int state_units_write(const char *dir, const StateKnob *knobs, size_t n_knobs, c
                 if (units_field_ok(*a))
                         fprintf(f, "cpu-accounting\t%s\n", *a);
         if (fflush(f) != 0 || ferror(f))
-                r = -(errno ?: EIO);
+                r = -(errno ?: ENOMEM);
         if (fclose(f) != 0 && r == 0)
                 r = -errno;
-        if (r == 0 && rename(tmp, path) < 0)
-                r = -errno;
         if (r < 0)
-                (void) unlink(tmp);
-        return r;
+                return r;
+        return write_file_atomic(path, text, size, 0600);
 }
 
 int state_units_read(const char *dir, StateKnob **knobs, size_t *n_knobs, char ***asked, unsigned *ret_skipped) {

@@ -402,3 +402,33 @@ uint64_t monotonic_usec(void) {
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000;
 }
+
+int write_file_atomic(const char *path, const char *data, size_t size, mode_t mode) {
+        _cleanup_(freep) char *tmp = NULL;
+        _cleanup_(closep) int fd = -1;
+        int r = 0;
+
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        for (size_t done = 0; done < size;) {
+                ssize_t n = write(fd, data + done, size - done);
+
+                if (n < 0) {
+                        r = -errno;
+                        break;
+                }
+                done += (size_t) n;
+        }
+        if (r == 0 && fchmod(fd, mode) < 0)
+                r = -errno;
+        if (r == 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(tmp);
+        return r;
+}

@@ -86,6 +86,12 @@ int safe_atou64(const char *s, uint64_t *ret);
 int parse_pid(const char *s, pid_t *ret);
 int parse_boolean(const char *s);
 
+/*
+ * Replaces path with data: written to a temporary file next to it, synced,
+ * given mode, renamed over it. Readers see the old file or the new one.
+ */
+int write_file_atomic(const char *path, const char *data, size_t size, mode_t mode);
+
 /* CLOCK_MONOTONIC in microseconds. */
 uint64_t monotonic_usec(void);
 
