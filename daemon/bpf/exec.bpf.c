@@ -319,7 +319,9 @@ static __always_inline int handle_exec(struct task_struct *task, const char *fil
                 struct mm_struct *mm = BPF_CORE_READ(task, mm);
                 unsigned long start = BPF_CORE_READ(mm, arg_start), end = BPF_CORE_READ(mm, arg_end);
                 unsigned long len = end - start;
-                __u32 off = e->exe_len & (LATNICE_EXE_LEN - 1);
+                /* 1..LATNICE_EXE_LEN, in a form the verifier can bound (a mask alone would make a
+                 * full-length path 0 and write argv over it) */
+                __u32 off = ((e->exe_len - 1) & (LATNICE_EXE_LEN - 1)) + 1;
 
                 if (end > start) {
                         if (len > LATNICE_ARGS_LEN) {
@@ -336,7 +338,7 @@ static __always_inline int handle_exec(struct task_struct *task, const char *fil
                 }
         }
 
-        size = sizeof(struct latnice_event) + (e->exe_len & (LATNICE_EXE_LEN - 1)) +
+        size = sizeof(struct latnice_event) + ((e->exe_len - 1) & (LATNICE_EXE_LEN - 1)) + 1 +
                (e->args_len & (2 * LATNICE_ARGS_LEN - 1));
         if (size > sizeof(struct latnice_event_buf))
                 size = sizeof(struct latnice_event_buf);
