@@ -4,8 +4,8 @@
  * process with 1, 10 and 100 threads (and the fresh-exec path for one
  * thread), and system calls per apply and per thread. Timings are
  * interleaved across the cases, values alternate so every apply really
- * writes, and warm-up rounds come first (DESIGN.md: order effects are
- * larger than the effects here). System calls are counted with strace -c
+ * writes, and warm-up rounds come first (order effects on this
+ * machine are larger than the effects measured here). System calls are counted with strace -c
  * on a child run of this program that applies once and three times: the
  * difference halved is one apply, whatever the setup costs.
  */

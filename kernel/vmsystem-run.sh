@@ -61,7 +61,7 @@ mainline)
 esac
 [[ $KIND == mainline ]] || check kernel-btf-latency_prio sh -c 'test -r /sys/kernel/btf/vmlinux'
 
-# slice(ln) on EEVDF (DESIGN.md), for the per-task checks of the mainline case and 6.12's group entity
+# slice(ln) on EEVDF (the mapping of daemon/sched-map.c), for the per-task checks of the mainline case and 6.12's group entity
 base=$(awk '$1 == "se.slice" { print $3 }' /proc/self/sched)
 declare -A weight=([-10]=9548 [0]=1024)
 S() { local s=$((base * 1024 / weight[$1])); ((s < 100000)) && s=100000; ((s > 100000000)) && s=100000000; echo $s; }

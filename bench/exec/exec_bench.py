@@ -16,7 +16,7 @@ LatencyNice=-10) and measures, in one run:
     Cmdline= rule, so every record carries the command line).
 Results are ratios and percentiles from this run; nothing here is a test.
 
---scale runs the large-rule-set scenario instead (issue 19): it generates
+--scale runs the large-rule-set scenario instead: it generates
 15,000 exact-name rules and 500 globs of every shape in 350 drop-ins (see
 write_scale_rules(); --write-scale-rules DIR only writes them), and compares
 in interleaved rounds no daemon, the desktop profile alone and the desktop
@@ -213,7 +213,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--daemon-arg", action="append", default=[])
     ap.add_argument("--cmdline-rule", action="store_true",
-                    help="add a Cmdline= rule (records carry argv), as in issue 11's ring-buffer target")
+                    help="add a Cmdline= rule (records carry argv), the ring buffer's worst case")
     ap.add_argument("--scale", action="store_true", help="the large-rule-set scenario (see above)")
     ap.add_argument("--scale-exact", type=int, default=15000)
     ap.add_argument("--scale-globs", type=int, default=500)
@@ -367,7 +367,7 @@ def run_all(args, d, root, base, expect, run_seq, run_storm):
     return 0
 
 
-# ---- the scale scenario (issue 19) ----------------------------------------
+# ---- the scale scenario ---------------------------------------------------
 
 def q(s):
     """A value for a rule file, quoted as latnice.d(5) says when it has a space."""

@@ -464,7 +464,7 @@ static const int prio_to_weight[40] = {
 	110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
 };
 
-/* DESIGN.md: slice(ln) = clamp(base * 1024 / weight(ln), 0.1 ms, 100 ms) */
+/* daemon/sched-map.c: slice(ln) = clamp(base * 1024 / weight(ln), 0.1 ms, 100 ms) */
 static uint64_t expected_slice(uint64_t base, int ln)
 {
 	uint64_t s;
