@@ -17,6 +17,7 @@ typedef struct ApplyRequest {
         const char *rule_name; /* the rule's section name */
         bool via_unit;         /* a unit rule's per-task fallback */
         bool inherit;          /* Inherit=yes: children that exec other programs keep it */
+        bool foreground;       /* the foreground boost (manager-foreground.c) */
 } ApplyRequest;
 
 /* The request a rule makes; the rule's reference is formatted into ref_buf. */
