@@ -243,6 +243,13 @@ static int property_get_suppressed(sd_bus *bus, const char *path, const char *in
         return sd_bus_message_append(reply, "t", m->bus_state ? m->bus_state->applied_suppressed : (uint64_t) 0);
 }
 
+static int property_get_foreground(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        _cleanup_(freep) char *s = manager_foreground_describe(userdata);
+
+        return s ? sd_bus_message_append(reply, "s", s) : -ENOMEM;
+}
+
 /* ---- reading methods ------------------------------------------------------ */
 
 /* Every method learns its caller first; the argument decides pid or pidfd. */
@@ -420,6 +427,13 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
                 winner = unit_rule;
                 how = "unit";
                 unit_rule = NULL;
+        }
+        {
+                /* The boost holds the value while the window has focus; the rule above comes back after. */
+                AppliedProcess *e = applied_entry(m, tg.pid, tg.st.start_time);
+
+                if (e && e->foreground && applied_is_ours(&m->probe, m->proc_fd, e) > 0)
+                        how = "foreground";
         }
         if (p.stat.flags & PROC_PF_KTHREAD)
                 how = "kernel-thread"; /* never changed, whatever matches */
@@ -882,6 +896,7 @@ static const sd_bus_vtable manager_vtable[] = {
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ProfilePath", "s", property_get_string, offsetof(Manager, profile_path),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Foreground", "s", property_get_foreground, 0, 0),
         SD_BUS_PROPERTY("RuleFiles", "as", property_get_rule_files, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RuleErrors", "as", property_get_rule_errors, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Rules", "u", property_get_rules, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

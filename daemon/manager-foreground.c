@@ -12,6 +12,7 @@
  * nothing, between two applications a few sched_setattr() calls.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <systemd/sd-login.h>
 
 #include "foreground-util.h"
@@ -361,15 +362,23 @@ void manager_foreground_reload(Manager *m) {
         daemon_config_done(&dc);
 }
 
-void manager_foreground_stats(const Manager *m, unsigned *ret_boosts, unsigned *ret_processes) {
+char *manager_foreground_describe(const Manager *m) {
         const ManagerForeground *fg = m->foreground_state;
+        unsigned boosts = 0, processes = 0;
+        char *s;
 
-        *ret_boosts = *ret_processes = 0;
-        for (size_t i = 0; fg && i < FOREGROUND_MAX_OWNERS; i++)
+        if (!fg || !fg->enabled)
+                return strdup("off");
+        for (size_t i = 0; i < FOREGROUND_MAX_OWNERS; i++)
                 if (fg->boosts[i]) {
-                        (*ret_boosts)++;
-                        *ret_processes += (unsigned) fg->boosts[i]->n_members;
+                        boosts++;
+                        processes += (unsigned) fg->boosts[i]->n_members;
                 }
+        if (asprintf(&s, "LatencyNice=%d Cover=%s%s: %u boost%s, %u process%s, %" PRIu64 " moves", fg->value,
+                     foreground_cover_to_string(fg->cover), manager_foreground_enabled(m) ? "" : " (no backend)",
+                     boosts, boosts == 1 ? "" : "s", processes, processes == 1 ? "" : "es", fg->moves) < 0)
+                return NULL;
+        return s;
 }
 
 void manager_foreground_free(Manager *m) {

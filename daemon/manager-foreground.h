@@ -36,5 +36,5 @@ void manager_foreground_drop_adopted(Manager *m, const AppliedProcess *e);
 /* Frees the state; the values are restored with the applied table on stop. */
 void manager_foreground_free(Manager *m);
 
-/* Boosts in place and processes they cover, for status. */
-void manager_foreground_stats(const Manager *m, unsigned *ret_boosts, unsigned *ret_processes);
+/* For status: "off", or the setting and the boosts in place ("LatencyNice=-10 Cover=unit: 1 boost, 3 processes"). */
+char *manager_foreground_describe(const Manager *m);

@@ -36,6 +36,7 @@ typedef struct Focus {
         pid_t in_flight;      /* what the call in flight names */
         sd_bus_slot *call;    /* the call in flight */
         uint64_t calls, changes;
+        char last_error[256]; /* said once, not at every focus change */
 
         xcb_connection_t *xcb;
         xcb_window_t root;
@@ -54,8 +55,11 @@ static int focus_on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 /* Not fatal: the window may be another user's, the process gone, or
                  * latniced not running (it is sent again when latniced appears). */
                 if (!sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
-                                            LATNICE_ERROR_NO_SUCH_PROCESS))
+                                            LATNICE_ERROR_NO_SUCH_PROCESS) &&
+                    strncmp(f->last_error, e->name, sizeof(f->last_error)) != 0) {
                         fprintf(stderr, "SetForeground(%d): %s\n", (int) f->in_flight, e->message ?: e->name);
+                        snprintf(f->last_error, sizeof(f->last_error), "%s", e->name);
+                }
         }
         f->sent = f->in_flight;
         return focus_send(f);

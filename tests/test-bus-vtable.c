@@ -80,6 +80,10 @@ int manager_foreground_check_session(pid_t pid) {
         return 0;
 }
 
+char *manager_foreground_describe(const Manager *m) {
+        return strdup("off");
+}
+
 /* ---- the server -------------------------------------------------------- */
 
 typedef struct Server {
