@@ -14,6 +14,7 @@
 typedef struct Status {
         char *version, *backend, *backend_reason, *event_source, *event_source_reason, *profile, *profile_path;
         char *prefilter;
+        char *foreground; /* [Foreground]: "off" or the boosts in place */
         uint64_t prefilter_memory;
         char **rule_files, **rule_errors;
         uint32_t rules, applied_processes;
@@ -30,6 +31,7 @@ static void status_done(Status *s) {
         free(s->profile);
         free(s->profile_path);
         free(s->prefilter);
+        free(s->foreground);
         strv_free(s->rule_files);
         strv_free(s->rule_errors);
 }
@@ -63,6 +65,7 @@ static int status_parse(sd_bus_message *reply, Status *s) {
                 { "CmdlineTruncated", "t", offsetof(Status, cmdline_truncated) },
                 { "Prefilter", "s", offsetof(Status, prefilter) },
                 { "PrefilterMemory", "t", offsetof(Status, prefilter_memory) },
+                { "Foreground", "s", offsetof(Status, foreground) },
         };
         int r;
 
@@ -193,6 +196,7 @@ static int run_status(Ctl *ctl) {
                 json_kv_int("cmdline_truncated", (long long) s.cmdline_truncated, false);
                 json_kv_str("prefilter", s.prefilter, false);
                 json_kv_int("prefilter_memory", (long long) s.prefilter_memory, false);
+                json_kv_str("foreground", s.foreground ?: "", false);
                 printf("}\n");
                 return CTL_EXIT_OK;
         }
@@ -215,6 +219,8 @@ static int run_status(Ctl *ctl) {
                strv_length(s.rule_errors) == 1 ? "" : "s");
         for (char **f = s.rule_files; f && *f; f++)
                 printf("              %s\n", *f);
+        if (s.foreground)
+                printf("  Foreground: %s\n", s.foreground);
         printf("     Applied: %" PRIu32 " process%s now; %" PRIu64 " thread values set, %" PRIu64
                " error%s\n", s.applied_processes, s.applied_processes == 1 ? "" : "es", s.tasks_applied,
                s.apply_errors, s.apply_errors == 1 ? "" : "s");

@@ -350,6 +350,9 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
                 }
         } else
                 printf("Matched:  no rule; latniced leaves this process alone\n");
+        if (strcmp(how, "foreground") == 0)
+                printf("Now:      the foreground boost ([Foreground] in latniced.conf): its window has focus; "
+                       "when focus moves on it gets back the value above (or its own)\n");
         for (size_t i = 0; i < n_shadowed; i++) {
                 printf("Shadowed: ");
                 print_bus_rule(&shadowed[i]);

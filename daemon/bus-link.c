@@ -96,8 +96,13 @@ static int bus_link_on_prepare(sd_event_source *s, void *userdata) {
                 r = e;
         if (r >= 0)
                 r = sd_bus_get_timeout(m->bus, &until);
-        if (r > 0)
+        if (r > 0) {
+                /* A deadline (0: messages already queued, e.g. read while a synchronous call waited,
+                 * which need no EPOLLIN to be dispatched): the timer must stay on. */
                 r = sd_event_source_set_time(m->bus_time_source, until);
+                if (r >= 0)
+                        r = 1;
+        }
         if (r >= 0)
                 r = sd_event_source_set_enabled(m->bus_time_source, r > 0 ? SD_EVENT_ONESHOT : SD_EVENT_OFF);
         if (r < 0)

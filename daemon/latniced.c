@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "manager-bus.h"
+#include "manager-foreground.h"
 #include "manager-units.h"
 #include "manager.h"
 #include "profile.h"
@@ -30,6 +31,9 @@ static const ManagerHooks hooks = {
         .units_filter_ids = manager_units_filter_ids,
         .units_rules_changed = manager_units_rules_changed,
         .units_free = manager_units_free,
+        .foreground_reload = manager_foreground_reload,
+        .foreground_drop_adopted = manager_foreground_drop_adopted,
+        .foreground_free = manager_foreground_free,
 };
 
 static void help(void) {

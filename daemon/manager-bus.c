@@ -30,6 +30,7 @@
 #include "log.h"
 #include "manager-bus.h"
 #include "manager-decide.h"
+#include "manager-foreground.h"
 #include "manager-rules.h"
 #include "match.h"
 #include "proc.h"
@@ -232,6 +233,13 @@ static int property_get_suppressed(sd_bus *bus, const char *path, const char *in
         return sd_bus_message_append(reply, "t", m->bus_state ? m->bus_state->applied.refused : (uint64_t) 0);
 }
 
+static int property_get_foreground(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        _cleanup_(freep) char *s = manager_foreground_describe(userdata);
+
+        return s ? sd_bus_message_append(reply, "s", s) : -ENOMEM;
+}
+
 /* ---- reading methods ------------------------------------------------------ */
 
 /* Every method learns its caller first; the argument decides pid or pidfd. */
@@ -270,7 +278,10 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
 
         e = applied_entry(m, t.pid, t.st.start_time);
         if (e && applied_is_ours(&m->probe, m->proc_fd, e) > 0) {
-                set_by = e->manual ? LATNICE_SET_BY_MANUAL : e->via_unit ? LATNICE_SET_BY_UNIT : LATNICE_SET_BY_RULE;
+                set_by = e->manual       ? LATNICE_SET_BY_MANUAL
+                         : e->foreground ? LATNICE_SET_BY_FOREGROUND
+                         : e->via_unit   ? LATNICE_SET_BY_UNIT
+                                         : LATNICE_SET_BY_RULE;
                 rule = e->rule_name ?: "";
                 ref = e->rule ?: "";
         } else if (m->probe.backend != BACKEND_NONE && !main_thread.realtime &&
@@ -406,6 +417,13 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
                 winner = unit_rule;
                 how = "unit";
                 unit_rule = NULL;
+        }
+        {
+                /* The boost holds the value while the window has focus; the rule above comes back after. */
+                AppliedProcess *e = applied_entry(m, tg.pid, tg.st.start_time);
+
+                if (e && e->foreground && applied_is_ours(&m->probe, m->proc_fd, e) > 0)
+                        how = "foreground";
         }
         if (p.stat.flags & PROC_PF_KTHREAD)
                 how = "kernel-thread"; /* never changed, whatever matches */
@@ -709,6 +727,79 @@ static int set_latency_nice(Manager *m, sd_bus_message *call, const BusCaller *c
 CALLER_METHOD(method_set_latency_nice, set_latency_nice, false)
 CALLER_METHOD(method_set_latency_nice_by_pidfd, set_latency_nice, true)
 
+/* SetForeground: the boost itself is manager-foreground.c's; here who may name which process. */
+static int set_foreground_now(sd_bus_message *call, void *data, sd_bus_error *error) {
+        SetRequest *s = data;
+        Manager *m = s->manager;
+        int r;
+
+        if (!target_still_there(m->proc_fd, &s->target))
+                return sd_bus_error_setf(error, LATNICE_ERROR_PROCESS_CHANGED,
+                                         "Process %d exited or its PID was reused; nothing boosted.",
+                                         (int) s->target.pid);
+        r = manager_foreground_set(m, s->caller, s->target.pid, s->target.st.start_time, s->target.ruid, call);
+        if (r == -EBUSY)
+                return sd_bus_error_set(error, LATNICE_ERROR_BUSY, "Too many users have a foreground boost.");
+        if (r < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot boost %d: %s", (int) s->target.pid,
+                                         strerror(-r));
+        return sd_bus_reply_method_return(call, "u", (uint32_t) r);
+}
+
+static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd,
+                          sd_bus_error *error) {
+        SetRequest *s;
+        uint32_t upid = 0;
+        int r, fd = -1;
+
+        r = by_pidfd ? sd_bus_message_read(call, "h", &fd) : sd_bus_message_read(call, "u", &upid);
+        if (r < 0)
+                return r;
+        if (!by_pidfd && upid == 0) {
+                /* 0: nothing of the caller's has focus (its own boost ends; nothing to authorize). */
+                r = manager_foreground_set(m, c->uid, 0, 0, c->uid, NULL);
+                return r < 0 ? r : sd_bus_reply_method_return(call, "u", (uint32_t) 0);
+        }
+        if (!by_pidfd && upid > INT_MAX)
+                return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_PID, "Invalid PID %" PRIu32 ".", upid);
+        if (!manager_foreground_enabled(m))
+                /* Off ([Foreground] LatencyNice= unset): cheap, and nothing to ask polkit. */
+                return sd_bus_reply_method_return(call, "u", (uint32_t) 0);
+
+        s = calloc(1, sizeof(SetRequest));
+        if (!s)
+                return -ENOMEM;
+        *s = (SetRequest) { .manager = m, .target.pidfd = -1, .caller = c->uid };
+        r = by_pidfd ? target_from_pidfd(m->proc_fd, fd, &s->target, error)
+                     : target_from_pid(m->proc_fd, c, upid, &s->target, error);
+        if (r >= 0 && (s->target.st.flags & PROC_PF_KTHREAD))
+                r = sd_bus_error_setf(error, LATNICE_ERROR_KERNEL_THREAD,
+                                      "%d is a kernel thread; latniced never changes kernel threads.",
+                                      (int) s->target.pid);
+        /* One's own processes only (real uid): the boost is for what the user looks at. */
+        if (r >= 0 && c->uid != 0 && s->target.ruid != c->uid)
+                r = sd_bus_error_setf(error, LATNICE_ERROR_NOT_YOUR_PROCESS,
+                                      "Process %d belongs to another user: only root may boost it.",
+                                      (int) s->target.pid);
+        if (r >= 0 && c->uid != 0 && manager_foreground_check_session(s->target.pid) < 0)
+                r = sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED,
+                                      "Process %d runs in a session that is not active or not local.",
+                                      (int) s->target.pid);
+        if (r < 0) {
+                set_request_free(s);
+                return r;
+        }
+        if (c->uid == 0) {
+                r = set_foreground_now(call, s, error);
+                set_request_free(s);
+                return r < 0 ? r : 1;
+        }
+        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_FOREGROUND, set_foreground_now, s,
+                               set_request_free, error);
+}
+CALLER_METHOD(method_set_foreground, set_foreground, false)
+CALLER_METHOD(method_set_foreground_by_pidfd, set_foreground, true)
+
 /*
  * Properties without EMITS_CHANGE are counters: read them when you need them
  * (introspection says EmitsChangedSignal=false for those, const for the
@@ -729,6 +820,7 @@ static const sd_bus_vtable manager_vtable[] = {
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("ProfilePath", "s", property_get_string, offsetof(Manager, profile_path),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Foreground", "s", property_get_foreground, 0, 0),
         SD_BUS_PROPERTY("RuleFiles", "as", property_get_rule_files, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RuleErrors", "as", property_get_rule_errors, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Rules", "u", property_get_rules, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
@@ -793,6 +885,14 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("h", pidfd, "i", latency_nice),
                                 SD_BUS_RESULT("u", threads_applied, "u", threads),
                                 method_set_latency_nice_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetForeground",
+                                SD_BUS_ARGS("u", pid),
+                                SD_BUS_RESULT("u", processes),
+                                method_set_foreground, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetForegroundByPIDFD",
+                                SD_BUS_ARGS("h", pidfd),
+                                SD_BUS_RESULT("u", processes),
+                                method_set_foreground_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_NAMES("Applied", "usis", SD_BUS_PARAM(pid) SD_BUS_PARAM(comm)
                                  SD_BUS_PARAM(latency_nice) SD_BUS_PARAM(rule), 0),

@@ -314,6 +314,7 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                         .rule_name = strdup(q->rule_name),
                         .via_unit = q->via_unit,
                         .inherit = q->inherit,
+                        .foreground = q->foreground,
                         .exe_ino = t->exe_ino,
                         .exe_dev = t->exe_dev,
                 };
@@ -430,6 +431,9 @@ int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t 
                 manager_forget(m, t->pid);
                 e = NULL;
         }
+        /* A foreground boost lasts until focus moves (or an exec): rescans leave it. */
+        if (e && e->foreground && !fresh_exec && applied_is_ours(&m->probe, m->proc_fd, e) > 0)
+                return 0;
 
         r = match_index_task(m->index, t, false, &mr);
         if (r < 0)

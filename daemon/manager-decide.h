@@ -18,6 +18,7 @@ typedef struct ApplyRequest {
         bool via_unit;         /* a unit rule's per-task fallback */
         bool inherit;          /* Inherit=yes: children that exec other programs keep it */
         uint64_t parent_start; /* fresh exec: the parent's start time as the event saw it (0: ask /proc) */
+        bool foreground;       /* the foreground boost (manager-foreground.c) */
 } ApplyRequest;
 
 /* The request a rule makes; the rule's reference is formatted into ref_buf. */

@@ -287,6 +287,8 @@ int manager_reload(Manager *m, bool startup) {
         free(m->profile_path);
         m->profile_path = TAKE_PTR(path);
         (void) manager_update_filter(m);
+        if (m->hooks.foreground_reload)
+                m->hooks.foreground_reload(m);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
         /* How long parsing, indexing and the prefilter took: big rule sets should not stall the loop. */

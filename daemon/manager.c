@@ -32,6 +32,8 @@ static void options_done(ManagerOptions *o) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        if (m->hooks.foreground_free)
+                m->hooks.foreground_free(m);
         bus_link_layers_down(m);
         if (m->hooks.units_free)
                 m->hooks.units_free(m);
@@ -251,6 +253,12 @@ static bool manager_adopt(const StateRecord *rec, uint32_t slot, void *userdata)
 
         memcpy(n.comm, rec->comm, sizeof(n.comm));
         n.comm[sizeof(n.comm) - 1] = 0;
+        if (rec->flags & STATE_F_FOREGROUND) {
+                /* Focus may be elsewhere now: the focus service tells the new latniced again. */
+                if (m->hooks.foreground_drop_adopted)
+                        m->hooks.foreground_drop_adopted(m, &n);
+                return false;
+        }
         if (rec->latency_nice < LATNICE_MIN || rec->latency_nice > LATNICE_MAX ||
             applied_is_ours(&m->probe, m->proc_fd, &n) <= 0)
                 return false;

@@ -64,11 +64,13 @@ typedef struct NameCacheEntry {
 
 struct ManagerBus;
 struct ManagerUnits;
+struct ManagerForeground;
 typedef struct Manager Manager;
 
 /*
  * What the layers above the manager do for it: the D-Bus API
- * (manager-bus.c) and [Unit] rules (manager-units.c). latniced.c fills
+ * (manager-bus.c), [Unit] rules (manager-units.c) and the foreground boost
+ * (manager-foreground.c). latniced.c fills
  * this in, so the manager never includes those layers; any hook may be
  * NULL (no bus API, no unit rules).
  */
@@ -86,6 +88,11 @@ typedef struct ManagerHooks {
         int (*units_filter_ids)(Manager *m, uint64_t **ret_ids, size_t *ret_n);
         void (*units_rules_changed)(Manager *m);
         void (*units_free)(Manager *m);
+        /* The foreground boost: see manager-foreground.h. latniced.conf was read (start-up too); a
+         * state record of an earlier run was a boost; latniced stops. */
+        void (*foreground_reload)(Manager *m);
+        void (*foreground_drop_adopted)(Manager *m, const AppliedProcess *e);
+        void (*foreground_free)(Manager *m);
 } ManagerHooks;
 
 struct Manager {
@@ -96,6 +103,7 @@ struct Manager {
         uint64_t bus_retry_usec;
         struct ManagerBus *bus_state;     /* manager-bus.c */
         struct ManagerUnits *units_state; /* manager-units.c */
+        struct ManagerForeground *foreground_state; /* manager-foreground.c */
         ManagerOptions options;
         ManagerHooks hooks;
 

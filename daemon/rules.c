@@ -12,6 +12,8 @@
 #include <stdarg.h>
 #include <ini.h>
 
+#include "foreground.h"
+#include "latnice/uapi.h"
 #include "rules-parse.h"
 #include "util.h"
 
@@ -714,6 +716,7 @@ typedef struct ConfigContext {
         const char *path;
         LineReader reader;
         bool in_daemon;
+        bool in_foreground;
         int oom;
 } ConfigContext;
 
@@ -743,8 +746,9 @@ static bool config_on_line(void *userdata, char *line, size_t len, int max) {
         }
         if (len > 0 && line[0] == '[') {
                 c->in_daemon = len == 8 && memcmp(line, "[Daemon]", 8) == 0;
-                if (!c->in_daemon)
-                        config_error(c, "unknown section '%.*s'; expected [Daemon]", (int) len, line);
+                c->in_foreground = len == 12 && memcmp(line, "[Foreground]", 12) == 0;
+                if (!c->in_daemon && !c->in_foreground)
+                        config_error(c, "unknown section '%.*s'; expected [Daemon] or [Foreground]", (int) len, line);
                 return false;
         }
         if (len > 0 && line[0] != ';' && line[0] != '#' && !memchr(line, '=', len)) {
@@ -754,10 +758,38 @@ static bool config_on_line(void *userdata, char *line, size_t len, int max) {
         return true;
 }
 
+/* [Foreground]: LatencyNice= (empty or "off": no boost), Cover=unit|tree. */
+static int config_foreground(ConfigContext *c, const char *key, const char *value) {
+        if (strcmp(key, "LatencyNice") == 0) {
+                int v;
+
+                if (isempty(value) || strcmp(value, "off") == 0)
+                        c->config->foreground = false;
+                else if (safe_atoi(value, &v) < 0 || v < LATNICE_MIN || v > LATNICE_MAX)
+                        config_error(c, "LatencyNice=%s is not a value in %d..%d (or off)", value, LATNICE_MIN,
+                                     LATNICE_MAX);
+                else {
+                        c->config->foreground = true;
+                        c->config->foreground_latency_nice = v;
+                }
+        } else if (strcmp(key, "Cover") == 0) {
+                int v = foreground_cover_from_string(value);
+
+                if (v < 0)
+                        config_error(c, "Cover=%s is not one of unit, tree", value);
+                else
+                        c->config->foreground_cover = v;
+        } else
+                config_error(c, "unknown key '%s' in [Foreground]", key);
+        return 1;
+}
+
 static int config_handler(void *userdata, const char *section, const char *key, const char *value) {
         ConfigContext *c = userdata;
 
         (void) section;
+        if (c->in_foreground)
+                return config_foreground(c, key, value);
         if (!c->in_daemon) {
                 config_error(c, "%s= outside of the [Daemon] section", key);
                 return 1;

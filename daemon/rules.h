@@ -140,11 +140,15 @@ const char *conf_file_state_to_string(ConfFileState s);
 bool rule_set_needs_cmdline(const RuleSet *s);
 
 /*
- * Reads the daemon's own settings file ([Daemon] section). Unknown keys are
+ * Reads the daemon's own settings file ([Daemon] and [Foreground] sections). Unknown keys are
  * errors. Missing file is not an error: defaults stay.
  */
 typedef struct DaemonConfig {
         char *profile;
+        /* [Foreground] */
+        bool foreground;           /* LatencyNice= is set: the boost is on */
+        int foreground_latency_nice;
+        int foreground_cover;      /* ForegroundCover (foreground.h) */
         char *error; /* "file:line: message" of the first error, or NULL */
 } DaemonConfig;
 

@@ -21,6 +21,7 @@ enum {
         STATE_F_VIA_UNIT = 1 << 0,
         STATE_F_INHERIT = 1 << 1,
         STATE_F_MANUAL = 1 << 2,
+        STATE_F_FOREGROUND = 1 << 3,
 };
 
 typedef struct StateRecord {

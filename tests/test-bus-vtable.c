@@ -24,6 +24,7 @@
 #include "latnice/dbus.h"
 #include "manager-bus.h"
 #include "manager-decide.h"
+#include "manager-foreground.h"
 #include "manager-rules.h"
 #include "proc.h"
 #include "tests.h"
@@ -64,6 +65,23 @@ int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid,
 }
 
 void manager_task_set_exe_check(Manager *m, TaskInfo *t) {
+}
+
+/* The foreground boost is off here: its own tests run the real daemon (tests/session). */
+bool manager_foreground_enabled(const Manager *m) {
+        return false;
+}
+
+int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, uid_t uid, sd_bus_message *call) {
+        return 0;
+}
+
+int manager_foreground_check_session(pid_t pid) {
+        return 0;
+}
+
+char *manager_foreground_describe(const Manager *m) {
+        return strdup("off");
 }
 
 /* ---- the server -------------------------------------------------------- */

@@ -31,10 +31,12 @@
 #define LATNICE_POLKIT_SET_PROFILE "org.latnice1.set-profile"
 #define LATNICE_POLKIT_LOWER "org.latnice1.set-latency-nice"      /* lower the value of one's own process */
 #define LATNICE_POLKIT_ANY "org.latnice1.set-latency-nice-any"    /* any process of another user */
+#define LATNICE_POLKIT_FOREGROUND "org.latnice1.set-foreground"   /* boost one's own focused window (active session) */
 
 /* GetTask's "set by" values. */
 #define LATNICE_SET_BY_RULE "rule"       /* a process rule of the running rule set */
 #define LATNICE_SET_BY_UNIT "unit"       /* a unit rule, applied per task */
 #define LATNICE_SET_BY_MANUAL "manual"   /* SetLatencyNice through the daemon */
+#define LATNICE_SET_BY_FOREGROUND "foreground" /* the foreground boost (SetForeground) */
 #define LATNICE_SET_BY_FOREIGN "foreign" /* a value latniced did not set */
 #define LATNICE_SET_BY_NONE "none"       /* the default value, nobody set anything */

@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The foreground boost (see manager-foreground.h): SetForeground lands
+ * here once the bus side has checked who calls and for what.
+ *
+ * A boost is an entry of the applied table like a rule's, marked
+ * foreground, so `latnicectl list`, GetTask and the state file know it;
+ * the state file's mark makes a restarted latniced put the value back
+ * instead of adopting it (the focus service sends the focus again when
+ * latniced reappears). Moving a boost touches only the processes that
+ * change sides: flapping between two windows of one application costs
+ * nothing, between two applications a few sched_setattr() calls.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <systemd/sd-login.h>
+
+#include "foreground-util.h"
+#include "foreground.h"
+#include "log.h"
+#include "manager-decide.h"
+#include "manager-foreground.h"
+#include "proc.h"
+#include "util.h"
+
+/* Users with a boost at once: one per user that is logged in graphically. */
+#define FOREGROUND_MAX_OWNERS 32
+
+typedef struct Member {
+        pid_t pid;
+        uint64_t start_time;
+} Member;
+
+typedef struct Boost {
+        struct ManagerForeground *fg;
+        uid_t owner;
+        uid_t uid;            /* whose processes it covers */
+        pid_t root;
+        uint64_t root_start;
+        Member *members;
+        size_t n_members;
+        sd_bus_track *track;
+} Boost;
+
+typedef struct ManagerForeground {
+        Manager *manager;
+        bool enabled;
+        int value;
+        ForegroundCover cover;
+        Boost *boosts[FOREGROUND_MAX_OWNERS];
+        uint64_t moves;
+} ManagerForeground;
+
+static ManagerForeground *fg_state(Manager *m) {
+        if (!m->foreground_state) {
+                m->foreground_state = calloc(1, sizeof(ManagerForeground));
+                if (m->foreground_state)
+                        m->foreground_state->manager = m;
+        }
+        return m->foreground_state;
+}
+
+bool manager_foreground_enabled(const Manager *m) {
+        return m->foreground_state && m->foreground_state->enabled && m->probe.backend != BACKEND_NONE &&
+               !m->options.dry_run;
+}
+
+static AppliedProcess *boosted_entry(Manager *m, const Member *p) {
+        AppliedProcess *e = applied_table_get(m->applied, p->pid);
+
+        return e && e->start_time == p->start_time && e->foreground ? e : NULL;
+}
+
+/* A forked child of a boosted process that no exec reset carries the boost untracked: give it its parent's value. */
+static void unboost_untracked(Manager *m, ManagerForeground *fg, uid_t uid, const pid_t *pids, size_t n) {
+        uint64_t boost_raw = sched_raw_value(&m->probe, fg->value);
+
+        for (size_t i = 0; i < n; i++) {
+                ThreadSched cur, parent = {};
+                ApplyResult res = {};
+                ProcStat st;
+
+                _cleanup_(proc_task_done) ProcTask p = {};
+
+                if (applied_table_get(m->applied, pids[i]))
+                        continue;
+                if (proc_task_read(m->proc_fd, pids[i], PROC_IDS, &p) < 0 || (p.stat.flags & PROC_PF_KTHREAD) ||
+                    p.uid != uid)
+                        continue;
+                st = p.stat;
+                if (sched_thread_get(&m->probe, pids[i], &cur) < 0 || cur.realtime ||
+                    sched_thread_raw(&m->probe, &cur) != boost_raw)
+                        continue;
+                if (st.ppid > 0)
+                        (void) sched_thread_get(&m->probe, st.ppid, &parent);
+                if (sched_thread_raw(&m->probe, &parent) == boost_raw)
+                        parent.latency_nice = 0;
+                (void) sched_apply_process(&m->probe, m->proc_fd, pids[i], st.start_time, parent.latency_nice,
+                                           THREADS_ALL, false, &res);
+        }
+}
+
+/* What root stands for: its user unit, or its process tree. */
+static int boost_list(Manager *m, ManagerForeground *fg, pid_t root, uid_t uid, pid_t *ret, size_t max) {
+        if (fg->cover == FOREGROUND_COVER_UNIT && m->cgroup2_fd >= 0) {
+                _cleanup_(proc_task_done) ProcTask p = {};
+                char unit[4096];
+
+                if (proc_task_read(m->proc_fd, root, PROC_CGROUP, &p) >= 0 &&
+                    foreground_user_unit(p.cgroup, uid, unit, sizeof(unit)))
+                        return foreground_list_cgroup(m->cgroup2_fd, unit, ret, max);
+        }
+        return foreground_list_tree(m->proc_fd, root, ret, max);
+}
+
+static void member_unboost(Manager *m, const Member *p) {
+        AppliedProcess *e = boosted_entry(m, p);
+        pid_t pid = p->pid;
+        int r;
+
+        if (!e)
+                return; /* gone, or an exec or SetLatencyNice replaced the boost */
+        r = applied_is_ours(&m->probe, m->proc_fd, e);
+        if (r > 0) {
+                r = applied_restore(&m->probe, m->proc_fd, e);
+                log_info("%s[%d]: foreground boost ended%s.", e->comm, (int) pid,
+                         r > 0 ? "" : r == 0 ? ", its value was changed meanwhile: left alone" : ", gone");
+        } else if (r == 0)
+                log_info("%s[%d]: foreground boost ended, its value was changed meanwhile: left alone.", e->comm,
+                         (int) pid);
+        manager_forget(m, pid);
+        /* The rules give back what they gave before the boost. */
+        if (r > 0)
+                (void) manager_decide_pids(m, &pid, 1, true);
+}
+
+/* boost_end: every member gets its value back; the boost's slot is freed. */
+static void boost_free(Manager *m, Boost *b) {
+        pid_t *pids;
+        int n = -1;
+
+        if (!b)
+                return;
+        for (size_t i = 0; i < b->n_members; i++)
+                member_unboost(m, &b->members[i]);
+        pids = calloc(FOREGROUND_MAX_PROCESSES, sizeof(pid_t));
+        if (pids && b->root > 0)
+                n = boost_list(m, b->fg, b->root, b->uid, pids, FOREGROUND_MAX_PROCESSES);
+        if (n > 0)
+                unboost_untracked(m, b->fg, b->uid, pids, (size_t) n);
+        free(pids);
+        for (size_t i = 0; i < FOREGROUND_MAX_OWNERS; i++)
+                if (b->fg->boosts[i] == b)
+                        b->fg->boosts[i] = NULL;
+        sd_bus_track_unref(b->track);
+        free(b->members);
+        free(b);
+}
+
+static int boost_on_track(sd_bus_track *t, void *userdata) {
+        Boost *b = userdata;
+        Manager *m = b->fg->manager;
+
+        log_info("The bus names that set uid %u's foreground boost are gone: ending it.", (unsigned) b->owner);
+        boost_free(m, b);
+        return 0;
+}
+
+static Boost *boost_find(ManagerForeground *fg, uid_t owner, bool create) {
+        Boost **slot = NULL;
+
+        for (size_t i = 0; i < FOREGROUND_MAX_OWNERS; i++) {
+                if (fg->boosts[i] && fg->boosts[i]->owner == owner)
+                        return fg->boosts[i];
+                if (!fg->boosts[i] && !slot)
+                        slot = &fg->boosts[i];
+        }
+        if (!create || !slot)
+                return NULL;
+        *slot = calloc(1, sizeof(Boost));
+        if (*slot)
+                **slot = (Boost) { .fg = fg, .owner = owner };
+        return *slot;
+}
+
+/* Boosts one process if foreground_decide() says so; true if it carries the boost now. */
+static bool member_boost(Manager *m, ManagerForeground *fg, pid_t pid, uid_t uid, uint64_t *ret_start) {
+        _cleanup_(proc_task_done) ProcTask p = {};
+        ThreadSched cur;
+        AppliedProcess *e;
+        ForegroundView v = {};
+        ForegroundAction a;
+        TaskInfo t;
+        char ref[96];
+        int r;
+
+        if (proc_task_read(m->proc_fd, pid, PROC_IDS, &p) < 0)
+                return false;
+        if ((p.stat.flags & PROC_PF_KTHREAD) || p.stat.state == 'Z' || p.uid != uid)
+                return false; /* another user's process below the focused one (sudo): not the caller's to boost */
+        if (sched_thread_get(&m->probe, pid, &cur) < 0)
+                return false;
+        e = applied_table_get(m->applied, pid);
+        if (e && e->start_time != p.stat.start_time)
+                e = NULL;
+        v = (ForegroundView) {
+                .realtime = cur.realtime,
+                .has_value = sched_thread_raw(&m->probe, &cur) != 0,
+                .value = cur.latency_nice,
+                .ours = e && applied_is_ours(&m->probe, m->proc_fd, e) > 0,
+                .manual = e && e->manual,
+        };
+        v.boosted = v.ours && e->foreground;
+        *ret_start = p.stat.start_time;
+        a = foreground_decide(&v, fg->value);
+        if (a == FOREGROUND_KEEP)
+                return true;
+        if (a != FOREGROUND_BOOST) {
+                log_debug("%s[%d]: no foreground boost (%s).", p.stat.comm, (int) pid,
+                          a == FOREGROUND_LEAVE_REALTIME ? "realtime"
+                          : a == FOREGROUND_LEAVE_FOREIGN ? "a value somebody else set"
+                          : a == FOREGROUND_LEAVE_MANUAL  ? "set with SetLatencyNice"
+                                                          : "its value is as low already");
+                return false;
+        }
+        proc_task_to_info(&p, &t);
+        snprintf(ref, sizeof(ref), "[Foreground] LatencyNice=%d, focused (uid %u)", fg->value, (unsigned) uid);
+        r = manager_apply(m, &t, p.stat.start_time,
+                          &(ApplyRequest) {
+                                  .latency_nice = fg->value,
+                                  .threads = THREADS_ALL,
+                                  .ref = ref,
+                                  .rule_name = "foreground",
+                                  .foreground = true,
+                          },
+                          false);
+        return r > 0;
+}
+
+static bool members_have(const Member *v, size_t n, pid_t pid, uint64_t start) {
+        for (size_t i = 0; i < n; i++)
+                if (v[i].pid == pid && v[i].start_time == start)
+                        return true;
+        return false;
+}
+
+int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, uid_t uid, sd_bus_message *call) {
+        ManagerForeground *fg = fg_state(m);
+        _cleanup_(freep) pid_t *pids = NULL;
+        _cleanup_(freep) Member *next = NULL;
+        size_t n_next = 0;
+        Boost *b;
+        int n, r;
+
+        if (!fg)
+                return -ENOMEM;
+        if (pid <= 0) {
+                boost_free(m, boost_find(fg, owner, false));
+                return 0;
+        }
+        if (!manager_foreground_enabled(m))
+                return 0;
+        b = boost_find(fg, owner, true);
+        if (!b)
+                return -EBUSY;
+        if (call) {
+                if (!b->track) {
+                        r = sd_bus_track_new(sd_bus_message_get_bus(call), &b->track, boost_on_track, b);
+                        if (r < 0)
+                                return r;
+                }
+                r = sd_bus_track_add_sender(b->track, call);
+                if (r < 0)
+                        return r;
+        }
+        if (b->root == pid && b->root_start == start_time)
+                return (int) b->n_members; /* the same window again, or another of the same process */
+        fg->moves++;
+
+        pids = calloc(FOREGROUND_MAX_PROCESSES, sizeof(pid_t));
+        next = calloc(FOREGROUND_MAX_PROCESSES, sizeof(Member));
+        if (!pids || !next)
+                return -ENOMEM;
+        n = boost_list(m, fg, pid, uid, pids, FOREGROUND_MAX_PROCESSES);
+        if (n <= 0) {
+                pids[0] = pid;
+                n = 1;
+        }
+        /* Those that change sides only: the ones that stay keep their boost untouched. */
+        for (int i = 0; i < n; i++) {
+                uint64_t st = 0;
+
+                if (member_boost(m, fg, pids[i], uid, &st))
+                        next[n_next++] = (Member) { .pid = pids[i], .start_time = st };
+        }
+        for (size_t i = 0; i < b->n_members; i++)
+                if (!members_have(next, n_next, b->members[i].pid, b->members[i].start_time))
+                        member_unboost(m, &b->members[i]);
+        free(b->members);
+        b->members = TAKE_PTR(next);
+        b->n_members = n_next;
+        b->root = pid;
+        b->root_start = start_time;
+        b->uid = uid;
+        log_info("Foreground of uid %u: PID %d, %zu process%s boosted to LatencyNice=%d.", (unsigned) owner,
+                 (int) pid, n_next, n_next == 1 ? "" : "es", fg->value);
+        return (int) n_next;
+}
+
+int manager_foreground_check_session(pid_t pid) {
+        _cleanup_(freep) char *session = NULL;
+        int r;
+
+        r = sd_pid_get_session(pid, &session);
+        if (r < 0)
+                return 0; /* not in a session (a user unit, as apps of modern desktops are): polkit decides */
+        if (sd_session_is_active(session) <= 0 || sd_session_is_remote(session) > 0)
+                return -EPERM;
+        return 0;
+}
+
+void manager_foreground_drop_adopted(Manager *m, const AppliedProcess *e) {
+        int r;
+
+        if (applied_is_ours(&m->probe, m->proc_fd, e) <= 0)
+                return;
+        r = applied_restore(&m->probe, m->proc_fd, e);
+        if (r > 0)
+                log_info("%s[%d]: foreground boost of an earlier latniced ended (LatencyNice=%d again).", e->comm,
+                         (int) e->pid, e->before);
+}
+
+static void foreground_drop_all(Manager *m) {
+        ManagerForeground *fg = m->foreground_state;
+
+        for (size_t i = 0; fg && i < FOREGROUND_MAX_OWNERS; i++)
+                boost_free(m, fg->boosts[i]);
+}
+
+void manager_foreground_reload(Manager *m) {
+        ManagerForeground *fg = fg_state(m);
+        _cleanup_(freep) char *conf = NULL;
+        DaemonConfig dc = {};
+
+        if (!fg)
+                return;
+        conf = path_join(m->options.root, LATNICE_DAEMON_CONF);
+        if (!conf || daemon_config_load(conf, &dc) < 0) {
+                daemon_config_done(&dc);
+                return;
+        }
+        if (dc.foreground != fg->enabled || dc.foreground_latency_nice != fg->value ||
+            (ForegroundCover) dc.foreground_cover != fg->cover) {
+                foreground_drop_all(m);
+                fg->enabled = dc.foreground;
+                fg->value = dc.foreground_latency_nice;
+                fg->cover = dc.foreground_cover;
+                if (fg->enabled)
+                        log_info("Foreground boost: LatencyNice=%d for the focused window's %s.", fg->value,
+                                 fg->cover == FOREGROUND_COVER_UNIT ? "unit (or process tree)" : "process tree");
+        }
+        daemon_config_done(&dc);
+}
+
+char *manager_foreground_describe(const Manager *m) {
+        const ManagerForeground *fg = m->foreground_state;
+        unsigned boosts = 0, processes = 0;
+        char *s;
+
+        if (!fg || !fg->enabled)
+                return strdup("off");
+        for (size_t i = 0; i < FOREGROUND_MAX_OWNERS; i++)
+                if (fg->boosts[i]) {
+                        boosts++;
+                        processes += (unsigned) fg->boosts[i]->n_members;
+                }
+        if (asprintf(&s, "LatencyNice=%d Cover=%s%s: %u boost%s, %u process%s, %" PRIu64 " moves", fg->value,
+                     foreground_cover_to_string(fg->cover), manager_foreground_enabled(m) ? "" : " (no backend)",
+                     boosts, boosts == 1 ? "" : "s", processes, processes == 1 ? "" : "es", fg->moves) < 0)
+                return NULL;
+        return s;
+}
+
+void manager_foreground_free(Manager *m) {
+        ManagerForeground *fg = m->foreground_state;
+
+        if (!fg)
+                return;
+        /* Values are restored on stop with the rest of the table (or kept, and dropped at the next start). */
+        for (size_t i = 0; i < FOREGROUND_MAX_OWNERS; i++)
+                if (fg->boosts[i]) {
+                        sd_bus_track_unref(fg->boosts[i]->track);
+                        free(fg->boosts[i]->members);
+                        free(fg->boosts[i]);
+                }
+        m->foreground_state = mfree(fg);
+}

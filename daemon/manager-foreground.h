@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The foreground boost: while a user's window has focus, the processes it
+ * stands for get latniced.conf's [Foreground] LatencyNice=; when focus moves
+ * on, they get back what they had (a rule's value or their own), unless
+ * somebody else changed it meanwhile. One boost per user; the bus names
+ * that set it are tracked, and it ends when they all leave the bus. A layer
+ * above the manager, like manager-units.c: the manager reaches it only
+ * through ManagerHooks (latniced.c), the bus API (manager-bus.c) calls it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <systemd/sd-bus.h>
+
+#include "manager.h"
+
+/* Reads [Foreground] from latniced.conf; a change of it drops every boost. */
+void manager_foreground_reload(Manager *m);
+bool manager_foreground_enabled(const Manager *m);
+
+/*
+ * owner's boost moves to pid (start_time pins it) and what it stands for;
+ * only processes whose real uid is uid are touched. pid 0 ends owner's
+ * boost. call (may be NULL): its sender is tracked. Returns the number of
+ * processes that carry the boost, -EBUSY if too many users have one.
+ */
+int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, uid_t uid, sd_bus_message *call);
+
+/* May a process be boosted for a caller other than root: not in a session that is inactive or remote. */
+int manager_foreground_check_session(pid_t pid);
+
+/* A boost an earlier latniced left behind (its state record): put the value back. */
+void manager_foreground_drop_adopted(Manager *m, const AppliedProcess *e);
+
+/* Frees the state; the values are restored with the applied table on stop. */
+void manager_foreground_free(Manager *m);
+
+/* For status: "off", or the setting and the boosts in place ("LatencyNice=-10 Cover=unit: 1 boost, 3 processes"). */
+char *manager_foreground_describe(const Manager *m);

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * latnice-focus: a user service that follows the focused window and tells
+ * latniced (org.latnice1 SetForeground) which process the user is looking
+ * at. X11 only: the window manager's _NET_ACTIVE_WINDOW on the root window
+ * (a PropertyNotify per change, no polling) and the window's _NET_WM_PID.
+ *
+ * Cheap under focus storms: at most one call is in flight; changes that
+ * arrive meanwhile collapse into the latest, which is sent when the reply
+ * is in. When latniced (re)appears on the bus, the current focus is sent
+ * again; on exit the boost is dropped (latniced also drops it when this
+ * connection goes away).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <xcb/xcb.h>
+
+#include "latnice/dbus.h"
+
+typedef struct Focus {
+        sd_event *event;
+        sd_bus *bus;          /* NULL with --print */
+        bool print;
+        pid_t want;           /* the focused process, 0 for none */
+        pid_t sent;           /* what latniced was told last (-1: nothing yet) */
+        pid_t in_flight;      /* what the call in flight names */
+        sd_bus_slot *call;    /* the call in flight */
+        uint64_t calls, changes;
+        char last_error[256]; /* said once, not at every focus change */
+
+        xcb_connection_t *xcb;
+        xcb_window_t root;
+        xcb_atom_t atom_active, atom_pid;
+        sd_event_source *xcb_source;
+} Focus;
+
+static int focus_send(Focus *f);
+
+static int focus_on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Focus *f = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        f->call = sd_bus_slot_unref(f->call);
+        if (e) {
+                /* Not fatal: the window may be another user's, the process gone, or
+                 * latniced not running (it is sent again when latniced appears). */
+                if (!sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                            LATNICE_ERROR_NO_SUCH_PROCESS) &&
+                    strncmp(f->last_error, e->name, sizeof(f->last_error)) != 0) {
+                        fprintf(stderr, "SetForeground(%d): %s\n", (int) f->in_flight, e->message ?: e->name);
+                        snprintf(f->last_error, sizeof(f->last_error), "%s", e->name);
+                }
+        }
+        f->sent = f->in_flight;
+        return focus_send(f);
+}
+
+/* Sends the latest focus unless it is what latniced has, or a call is in flight. */
+static int focus_send(Focus *f) {
+        int r;
+
+        if (f->call || f->want == f->sent)
+                return 0;
+        if (f->print) {
+                printf("focus %d\n", (int) f->want);
+                fflush(stdout);
+                f->sent = f->want;
+                f->calls++;
+                return 0;
+        }
+        r = sd_bus_call_method_async(f->bus, &f->call, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE,
+                                     "SetForeground", focus_on_reply, f, "u", (uint32_t) f->want);
+        if (r < 0) {
+                fprintf(stderr, "Failed to call SetForeground: %s\n", strerror(-r));
+                return r;
+        }
+        f->in_flight = f->want;
+        f->calls++;
+        return 0;
+}
+
+static void focus_set(Focus *f, pid_t pid) {
+        if (pid == f->want)
+                return;
+        f->want = pid;
+        f->changes++;
+        (void) focus_send(f);
+}
+
+static int focus_on_latniced_owner(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Focus *f = userdata;
+        const char *name, *old, *new;
+
+        if (sd_bus_message_read(m, "sss", &name, &old, &new) < 0)
+                return 0;
+        if (!new || !*new)
+                return 0;
+        /* A new latniced knows nothing of us: tell it again. */
+        f->sent = -1;
+        return focus_send(f);
+}
+
+/* One 32-bit value of a property, 0 if it is not there or not of that type. */
+static uint32_t x11_get_u32(Focus *f, xcb_window_t w, xcb_atom_t prop, xcb_atom_t type) {
+        xcb_get_property_reply_t *reply;
+        uint32_t v = 0;
+
+        reply = xcb_get_property_reply(f->xcb, xcb_get_property(f->xcb, 0, w, prop, type, 0, 1), NULL);
+        if (!reply)
+                return 0;
+        if (reply->type == type && reply->format == 32 && xcb_get_property_value_length(reply) >= 4)
+                memcpy(&v, xcb_get_property_value(reply), sizeof(v));
+        free(reply);
+        return v;
+}
+
+static void x11_update(Focus *f) {
+        xcb_window_t w;
+        uint32_t pid = 0;
+
+        w = x11_get_u32(f, f->root, f->atom_active, XCB_ATOM_WINDOW);
+        if (w != XCB_WINDOW_NONE)
+                pid = x11_get_u32(f, w, f->atom_pid, XCB_ATOM_CARDINAL);
+        /* _NET_WM_PID is the client's word: latniced checks it names one of our own processes. */
+        focus_set(f, pid <= (uint32_t) INT32_MAX ? (pid_t) pid : 0);
+}
+
+static int x11_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Focus *f = userdata;
+        xcb_generic_event_t *ev;
+        bool changed = false;
+
+        /* Drain everything first: a storm of changes costs one lookup. */
+        while ((ev = xcb_poll_for_event(f->xcb))) {
+                if ((ev->response_type & 0x7f) == XCB_PROPERTY_NOTIFY) {
+                        xcb_property_notify_event_t *p = (xcb_property_notify_event_t *) ev;
+                        if (p->window == f->root && p->atom == f->atom_active)
+                                changed = true;
+                }
+                free(ev);
+        }
+        if (xcb_connection_has_error(f->xcb)) {
+                fprintf(stderr, "The X server went away.\n");
+                return sd_event_exit(sd_event_source_get_event(s), 0);
+        }
+        if (changed)
+                x11_update(f);
+        xcb_flush(f->xcb);
+        return 0;
+}
+
+static int x11_on_prepare(sd_event_source *s, void *userdata) {
+        Focus *f = userdata;
+        xcb_generic_event_t *ev;
+
+        /* Replies read while updating may have queued events behind them. */
+        while ((ev = xcb_poll_for_queued_event(f->xcb))) {
+                bool ours = (ev->response_type & 0x7f) == XCB_PROPERTY_NOTIFY &&
+                            ((xcb_property_notify_event_t *) ev)->window == f->root &&
+                            ((xcb_property_notify_event_t *) ev)->atom == f->atom_active;
+                free(ev);
+                if (ours)
+                        x11_update(f);
+        }
+        xcb_flush(f->xcb);
+        return 0;
+}
+
+static xcb_atom_t x11_atom(xcb_connection_t *c, const char *name) {
+        xcb_intern_atom_reply_t *reply;
+        xcb_atom_t a = XCB_ATOM_NONE;
+
+        reply = xcb_intern_atom_reply(c, xcb_intern_atom(c, 0, (uint16_t) strlen(name), name), NULL);
+        if (reply) {
+                a = reply->atom;
+                free(reply);
+        }
+        return a;
+}
+
+static int x11_setup(Focus *f) {
+        const xcb_setup_t *setup;
+        xcb_screen_iterator_t it;
+        xcb_generic_error_t *err;
+        uint32_t mask = XCB_EVENT_MASK_PROPERTY_CHANGE;
+        int screen = 0, r;
+
+        f->xcb = xcb_connect(NULL, &screen);
+        if (xcb_connection_has_error(f->xcb)) {
+                fprintf(stderr, "Cannot connect to the X server (DISPLAY=%s).\n", getenv("DISPLAY") ?: "");
+                return -ENOTCONN;
+        }
+        setup = xcb_get_setup(f->xcb);
+        for (it = xcb_setup_roots_iterator(setup); it.rem > 0 && screen > 0; xcb_screen_next(&it))
+                screen--;
+        if (it.rem <= 0)
+                return -ENODEV;
+        f->root = it.data->root;
+        f->atom_active = x11_atom(f->xcb, "_NET_ACTIVE_WINDOW");
+        f->atom_pid = x11_atom(f->xcb, "_NET_WM_PID");
+        if (f->atom_active == XCB_ATOM_NONE || f->atom_pid == XCB_ATOM_NONE)
+                return -EIO;
+        err = xcb_request_check(f->xcb, xcb_change_window_attributes_checked(f->xcb, f->root, XCB_CW_EVENT_MASK, &mask));
+        if (err) {
+                free(err);
+                return -EIO;
+        }
+        r = sd_event_add_io(f->event, &f->xcb_source, xcb_get_file_descriptor(f->xcb), EPOLLIN, x11_on_io, f);
+        if (r < 0)
+                return r;
+        r = sd_event_source_set_prepare(f->xcb_source, x11_on_prepare);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(f->xcb_source, "x11");
+        x11_update(f);
+        return 0;
+}
+
+static int bus_setup(Focus *f) {
+        int r;
+
+        r = sd_bus_open_system(&f->bus);
+        if (r < 0) {
+                fprintf(stderr, "Cannot connect to the system bus: %s\n", strerror(-r));
+                return r;
+        }
+        r = sd_bus_match_signal_async(f->bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                      "org.freedesktop.DBus", "NameOwnerChanged", focus_on_latniced_owner, NULL, f);
+        if (r >= 0)
+                r = sd_bus_attach_event(f->bus, f->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                fprintf(stderr, "Cannot watch the system bus: %s\n", strerror(-r));
+        return r;
+}
+
+static void help(void) {
+        printf("latnice-focus [OPTIONS]\n\n"
+               "Tells latniced which process owns the focused window (X11: _NET_ACTIVE_WINDOW).\n\n"
+               "  -h --help       this text\n"
+               "     --print      print \"focus PID\" on each change instead of calling latniced\n");
+}
+
+int main(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "print", no_argument, NULL, 'p' },
+                {}
+        };
+        Focus f = { .sent = -1 };
+        sigset_t ss;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case 'p':
+                        f.print = true;
+                        break;
+                default:
+                        return 2;
+                }
+        if (optind < argc) {
+                fprintf(stderr, "Unexpected argument '%s'.\n", argv[optind]);
+                return 2;
+        }
+
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGTERM);
+        sigaddset(&ss, SIGINT);
+        sigprocmask(SIG_BLOCK, &ss, NULL);
+
+        r = sd_event_default(&f.event);
+        if (r < 0)
+                return 1;
+        (void) sd_event_add_signal(f.event, NULL, SIGTERM, NULL, NULL);
+        (void) sd_event_add_signal(f.event, NULL, SIGINT, NULL, NULL);
+
+        if (!f.print && bus_setup(&f) < 0)
+                return 1;
+        r = x11_setup(&f);
+        if (r < 0) {
+                if (r != -ENOTCONN)
+                        fprintf(stderr, "Cannot follow the X server's active window: %s\n", strerror(-r));
+                return 1;
+        }
+        (void) sd_notify(0, "READY=1");
+        r = sd_event_loop(f.event);
+
+        /* Drop the boost now rather than when the connection closes. */
+        if (f.bus && f.sent > 0) {
+                f.call = sd_bus_slot_unref(f.call);
+                (void) sd_bus_call_method(f.bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE,
+                                          "SetForeground", NULL, NULL, "u", (uint32_t) 0);
+        }
+        if (f.print)
+                fprintf(stderr, "%llu changes, %llu sent\n", (unsigned long long) f.changes,
+                        (unsigned long long) f.calls);
+        f.xcb_source = sd_event_source_unref(f.xcb_source);
+        if (f.xcb)
+                xcb_disconnect(f.xcb);
+        f.bus = sd_bus_flush_close_unref(f.bus);
+        f.event = sd_event_unref(f.event);
+        return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,278 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The foreground boost end to end, in the contained systemd of tests/systemd (real system bus,
+# polkitd, systemd-logind, a user manager): a user logged in with pam_systemd (an active local
+# session, XDG_SESSION_TYPE=x11), Xvfb and i3 in that session, two X clients from two processes,
+# latnice-focus as the shipped user unit, focus moved with xdotool. Checks: the focused client
+# gets [Foreground] LatencyNice=, the other gets its own value back (a rule's 5, or the default);
+# a value somebody set meanwhile is left alone; a client that exits while focused; a focus storm;
+# an unprivileged caller naming another user's process, and a caller in no session; latniced
+# killed and restarted while a boost is active.
+#
+#   test-foreground.sh BUILD_DIR [SOURCE_DIR]
+#
+# Exit: 0 pass, 1 fail, 77 skip (says why).
+
+set -uo pipefail
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+SRC=${2:-$(readlink -f "$HERE/../..")}
+BUILD=$(readlink -f "${1:-$SRC/build}")
+L=$SRC/tests/systemd/lntest-systemd
+NAME=fg-$$
+STATE=${LNTEST_STATE:-/run/lntest}/$NAME
+IN=/run/latnice-fg-test
+U=lnfga   # the user at the screen
+V=lnfgb   # another user, with no session
+UID_U=1531
+UID_V=1532
+
+. "$HERE/../systemd/testlib.sh"
+check() { # check DESCRIPTION CMD...
+        local what=$1
+        shift
+        if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi
+}
+
+exec </dev/null
+[[ $EUID == 0 ]] || { echo "SKIP: needs root (contained systemd)"; exit 77; }
+for f in daemon/latniced ctl/latnicectl session/latnice-focus session/latnice-focus.service tests/focus-client; do
+        [[ -e $BUILD/$f ]] || { echo "FAIL - $BUILD/$f is not built"; exit 1; }
+done
+for p in Xvfb i3 xdotool busctl useradd; do
+        command -v $p >/dev/null || { echo "SKIP: $p is not installed"; exit 77; }
+done
+[[ -x /usr/lib/polkit-1/polkitd ]] || { echo "SKIP: polkitd is not installed"; exit 77; }
+[[ -x /lib/systemd/systemd-logind ]] || { echo "SKIP: systemd-logind is not installed"; exit 77; }
+grep -qs pam_systemd /etc/pam.d/common-session || { echo "SKIP: pam_systemd is not in common-session"; exit 77; }
+
+WORK=$(mktemp -d /tmp/latnice-fg-test.XXXXXX) || exit 1
+chmod 755 "$WORK"
+cleanup() {
+        if [[ $started == 1 && -d $STATE ]]; then
+                "$L" stop "$NAME" --kill >/dev/null 2>&1
+        fi
+        rm -rf -- "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+mkdir -p "$WORK/bin" "$WORK/root/etc/latnice.d" "$WORK/root/etc/latnice" "$WORK/policy" "$WORK/actions" \
+        "$WORK/overlay" "$WORK/state" "$WORK/polkit-rules"
+cp "$BUILD/daemon/latniced" "$BUILD/ctl/latnicectl" "$BUILD/session/latnice-focus" "$WORK/bin/"
+cp "$BUILD/tests/focus-client" "$WORK/bin/fclient-a"
+cp "$BUILD/tests/focus-client" "$WORK/bin/fclient-b"
+# The shipped user unit, run from the work directory.
+sed "s|^ExecStart=.*|ExecStart=$IN/bin/latnice-focus|" "$BUILD/session/latnice-focus.service" \
+        > "$WORK/latnice-focus.service"
+cat > "$WORK/root/etc/latnice.d/50-focus.conf" <<'EOF2'
+[Process b]
+Comm=fclient-b
+LatencyNice=5
+EOF2
+cat > "$WORK/root/etc/latnice/latniced.conf" <<'EOF2'
+[Daemon]
+Profile=none-here
+[Foreground]
+LatencyNice=-10
+Cover=tree
+EOF2
+cp "$SRC/conf/dbus-1/system.d/org.latnice1.conf" "$WORK/policy/"
+cp -a /usr/share/polkit-1/actions/. "$WORK/actions/"
+cp "$SRC/conf/polkit-1/actions/org.latnice1.policy" "$WORK/actions/"
+# polkit counts a session as local only when it has a seat, and a seat here would mean the host's
+# VTs: so the shipped allow_active=yes (active and local) cannot decide here. This rule stands in
+# for it without the seat: an active session says yes; everything else falls to the shipped
+# defaults (allow_any=no, allow_inactive=no). It also shows that polkit places a user unit
+# (latnice-focus.service) in its user's display session.
+cat > "$WORK/polkit-rules/50-latnice-fg-test.rules" <<'EOF2'
+polkit.addRule(function(action, subject) {
+        if (action.id == "org.latnice1.set-foreground" && subject.active)
+                return polkit.Result.YES;
+});
+EOF2
+# The session: X, the window manager, and then it waits for the test to end it.
+cat > "$WORK/session.sh" <<EOF2
+#!/bin/sh
+exec 3>\$HOME/display
+Xvfb -displayfd 3 -screen 0 800x600x24 -nolisten tcp >\$HOME/xvfb.log 2>&1 &
+exec 3>&-
+while [ ! -s \$HOME/display ]; do sleep 0.1; done
+export DISPLAY=:\$(head -1 \$HOME/display)
+printf 'font pango:monospace 8\nfocus_follows_mouse no\n' > \$HOME/i3.conf
+i3 -c \$HOME/i3.conf >\$HOME/i3.log 2>&1 &
+echo \$XDG_SESSION_ID > \$HOME/session
+exec sleep infinity
+EOF2
+chmod 755 "$WORK/session.sh"
+chmod -R a+rX "$WORK"
+
+# An overlay root: the test users exist only in it.
+start_contained --overlay "$WORK/overlay" --policy-dir "$WORK/policy" --bind "$WORK:$IN" \
+        --bind "$WORK/actions:/usr/share/polkit-1/actions" --bind "$WORK/polkit-rules:/etc/polkit-1/rules.d"
+pass "contained systemd up"
+# Homes in the container's own /tmp: /home is the host's.
+in_ useradd -m -d /tmp/home-$U -u $UID_U -s /bin/sh $U && in_ useradd -m -d /tmp/home-$V -u $UID_V -s /bin/sh $V ||
+        { fail "useradd"; exit 1; }
+check "systemd-logind runs" in_ systemctl start systemd-logind.service
+# What systemd-tmpfiles (masked in the harness) makes at boot: without it polkitd's sd_login_monitor_new()
+# fails and polkit sees no sessions at all.
+in_ mkdir -p /run/systemd/machines
+act=$(in_ pkaction --verbose --action-id org.latnice1.set-foreground 2>&1)
+check "polkit: set-foreground is allow_any=no" grep -q "implicit any: *no" <<< "$act"
+check "polkit: set-foreground is allow_inactive=no" grep -q "implicit inactive: *no" <<< "$act"
+check "polkit: set-foreground is allow_active=yes" grep -q "implicit active: *yes" <<< "$act"
+
+LATNICED_ARGS=(--root "$IN/root" --state-dir "$IN/state" --no-profile)
+start_daemon() {
+        in_ systemd-run -q --unit=latniced -p Type=notify -p BusName=org.latnice1 "$IN/bin/latniced" \
+                "${LATNICED_ARGS[@]}"
+}
+check "latniced starts" start_daemon
+check "it owns org.latnice1" eventually 10 in_ busctl status org.latnice1
+
+# A login of U with pam_systemd, as a display manager would make it.
+in_ env XDG_SESSION_TYPE=x11 XDG_SESSION_CLASS=user runuser -l $U -c "$IN/session.sh" > "$WORK/session.log" 2>&1 &
+if eventually 20 in_ test -s /tmp/home-$U/session >/dev/null 2>&1; then pass "the session is up (Xvfb, i3)"; else
+        fail "the session is up (Xvfb, i3)"; cat "$WORK/session.log"; in_ cat /tmp/home-$U/xvfb.log; exit 1
+fi
+SESSION=$(in_ cat /tmp/home-$U/session)
+DISPLAY_N=$(in_ cat /tmp/home-$U/display)
+echo "# session $SESSION, DISPLAY=:$DISPLAY_N"
+sess=$(in_ loginctl show-session "$SESSION" -p Active -p Remote -p Type -p Class)
+echo "$sess" | sed 's/^/#   /'
+check "the session is active and local" grep -qx Active=yes <<< "$sess"
+check "i3 manages the display" eventually 20 in_ runuser -u $U -- env DISPLAY=:$DISPLAY_N sh -c \
+        'xprop -root _NET_SUPPORTING_WM_CHECK | grep -q "window id"'
+
+as_u() { in_ runuser -u $U -- env DISPLAY=:$DISPLAY_N XDG_RUNTIME_DIR=/run/user/$UID_U "$@"; }
+userctl() { as_u systemctl --user "$@"; }
+check "U's user manager answers" eventually 20 userctl is-system-running --wait
+userctl set-environment DISPLAY=:$DISPLAY_N
+check "the shipped latnice-focus.service links into U's manager" userctl link "$IN/latnice-focus.service"
+
+# value PID: "VALUE SET_BY" from GetTask (as root)
+value() {
+        in_ busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u "$1" 2>/dev/null |
+                sed -n 's/^sissssta(ussiitb) "[^"]*" \(-\?[0-9]*\) "\([a-z]*\)".*/\1 \2/p'
+}
+is_value() { [[ $(value "$1") == "$2" ]]; }
+wait_value() { # wait_value DESCRIPTION PID "VALUE SET_BY"
+        if eventually 10 is_value "$2" "$3" >/dev/null 2>&1; then pass "$1"; else fail "$1 (is: '$(value "$2")', want '$3')"; fi
+}
+
+start_client() { # start_client NAME: sets cpid, cwin
+        in_ runuser -u $U -- env DISPLAY=:$DISPLAY_N sh -c "$IN/bin/$1 $1 > /tmp/$1.win 2>&1 & echo \$! > /tmp/$1.pid"
+        eventually 10 in_ test -s /tmp/$1.win >/dev/null
+        cpid=$(in_ cat /tmp/$1.pid)
+        cwin=$(in_ head -1 /tmp/$1.win)
+}
+focus() { as_u xdotool windowactivate --sync "$1" >/dev/null 2>&1 || as_u xdotool windowactivate "$1"; }
+
+start_client fclient-a; A=$cpid; AW=$cwin
+start_client fclient-b; B=$cpid; BW=$cwin
+echo "# client a: pid $A window $AW; client b: pid $B window $BW"
+wait_value "b has its rule's 5 before any focus service runs" "$B" "5 rule"
+wait_value "a has the default" "$A" "0 none"
+
+echo "# latnicectl list, before latnice-focus runs:"
+in_ "$IN/bin/latnicectl" list | sed 's/^/#   /'
+check "latnice-focus starts as U's user unit" userctl start latnice-focus.service
+wait_value "b, focused (mapped last), gets the boost -10" "$B" "-10 foreground"
+wait_value "a keeps the default" "$A" "0 none"
+echo "# latnicectl list, b focused:"
+in_ "$IN/bin/latnicectl" list | sed 's/^/#   /'
+focus "$AW"
+wait_value "focus to a (xdotool): a gets -10" "$A" "-10 foreground"
+wait_value "  b gets its rule's 5 back" "$B" "5 rule"
+echo "# latnicectl list, a focused:"
+in_ "$IN/bin/latnicectl" list | sed 's/^/#   /'
+out=$(in_ "$IN/bin/latnicectl" status)
+check "latnicectl status shows the boost (Foreground: ... 1 boost, 1 process)" grep -q 'Foreground: LatencyNice=-10 Cover=tree: 1 boost, 1 process' <<< "$out"
+grep Foreground <<< "$out" | sed 's/^/#   /'
+out=$(in_ "$IN/bin/latnicectl" explain "$A")
+check "latnicectl explain names the foreground boost" grep -q '^Now: *the foreground boost' <<< "$out"
+out=$(in_ "$IN/bin/latnicectl" get "$A")
+check "latnicectl get names [Foreground]" grep -q 'set by latniced: \[Foreground\] LatencyNice=-10' <<< "$out"
+
+# --- somebody changes a boosted value meanwhile: it stays theirs --------------------------------
+check "root sets a's value to 2 by hand while a is boosted" in_ busctl call org.latnice1 /org/latnice1 \
+        org.latnice1.Manager SetLatencyNice ui "$A" 2
+focus "$BW"
+wait_value "focus to b: b gets -10" "$B" "-10 foreground"
+wait_value "  a keeps the 2 set meanwhile (not put back)" "$A" "2 manual"
+focus "$AW"
+wait_value "focus to a again: a's manual 2 is left alone" "$A" "2 manual"
+wait_value "  b gets 5 back" "$B" "5 rule"
+# a's value is root's explicit choice now, for as long as a runs: a new a for the rest.
+in_ kill "$A"
+start_client fclient-a; A=$cpid; AW=$cwin
+echo "# a new client a: pid $A window $AW"
+wait_value "the new a, mapped and focused, gets -10" "$A" "-10 foreground"
+wait_value "  b gets 5 back" "$B" "5 rule"
+
+# --- a storm --------------------------------------------------------------------------------------
+moves0=$(in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager Foreground)
+for ((k = 0; k < 100; k++)); do as_u xdotool windowactivate "$BW" windowactivate "$AW" >/dev/null 2>&1; done
+focus "$BW"
+wait_value "after 200 focus changes ending on b: b has -10" "$B" "-10 foreground"
+wait_value "  a has its own value back (the default)" "$A" "0 none"
+moves1=$(in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager Foreground)
+echo "# storm: before $moves0; after $moves1"
+out=$(in_ "$IN/bin/latnicectl" list)
+check "  after the storm only b carries the boost" [ "$(grep -c '\[Foreground\]' <<< "$out")" = 1 ]
+check "  latniced is still there" in_ busctl status org.latnice1
+
+# --- who may ------------------------------------------------------------------------------------
+call_as() { # call_as USER METHOD SIG ARGS...: "OK ..." or "ERROR name"
+        local who=$1
+        shift
+        in_ runuser -u "$who" -- busctl call org.latnice1 /org/latnice1 org.latnice1.Manager "$@" 2>&1 |
+                sed 's/^Call failed: /ERROR /'
+}
+VPID=$(in_ runuser -u $V -- sh -c 'sleep 1000 >/dev/null 2>&1 & echo $!')
+out=$(call_as $U SetForeground u "$VPID")
+check "U naming V's process: refused, NotYourProcess (got: $out)" grep -q 'belongs to another user' <<< "$out"
+wait_value "  V's process is untouched" "$VPID" "0 none"
+out=$(call_as $V SetForeground u "$A")
+check "V naming U's process: refused (got: $out)" grep -q 'belongs to another user' <<< "$out"
+out=$(call_as $V SetForeground u "$VPID")
+check "V (no session) naming its own process: refused by polkit (got: $out)" grep -q 'Not authorized' <<< "$out"
+wait_value "  V's process is untouched" "$VPID" "0 none"
+out=$(call_as $U SetForeground u 1)
+check "U naming pid 1 (root's): refused" grep -q 'belongs to another user' <<< "$out"
+
+# --- the focused client exits -----------------------------------------------------------------------
+in_ kill "$B"
+wait_value "b exits while focused; i3 focuses a: a gets -10" "$A" "-10 foreground"
+out=$(in_ "$IN/bin/latnicectl" list)
+check "  latnicectl list has no trace of b" [ -z "$(grep -w "$B" <<< "$out")" ]
+
+# --- latniced restarts while a boost is active -------------------------------------------------------
+FPID=$(userctl show -P MainPID latnice-focus.service)
+in_ kill -STOP "$FPID" # so that it cannot tell the new latniced before we look
+check "kill -9 latniced while a is boosted" in_ systemctl kill -s KILL latniced.service
+eventually 10 sh -c "! $L exec $NAME systemctl is-active -q latniced.service" >/dev/null
+in_ systemctl reset-failed latniced.service 2>/dev/null
+# latnicectl get without latniced reads the kernel: the TID row's LATNICE column.
+[[ $(in_ "$IN/bin/latnicectl" get "$A" 2>/dev/null | awk -v p="$A" '$1 == p { print $5 }') == -10 ]] &&
+        pass "  the kernel says a is at -10 while latniced is down" || fail "  the kernel says a is at -10 while latniced is down"
+check "latniced starts again (same state dir)" start_daemon
+check "  it owns org.latnice1" eventually 10 in_ busctl status org.latnice1
+wait_value "  the stale boost is gone: a has the default again" "$A" "0 none"
+in_ kill -CONT "$FPID"
+wait_value "latnice-focus tells the new latniced: a gets -10 again" "$A" "-10 foreground"
+
+# --- the focus service goes away ------------------------------------------------------------------------
+check "stop latnice-focus" userctl stop latnice-focus.service
+wait_value "  a's boost ends with it" "$A" "0 none"
+check "latnice-focus starts again" userctl start latnice-focus.service
+wait_value "  a is boosted again" "$A" "-10 foreground"
+FPID=$(userctl show -P MainPID latnice-focus.service)
+in_ kill -KILL "$FPID"
+wait_value "latnice-focus killed (-9): latniced sees its bus name go and ends the boost" "$A" "0 none"
+
+stop_contained_killed
+[[ $failures == 0 ]] || { echo "$failures failed"; exit 1; }
+echo "all passed"
