@@ -79,6 +79,8 @@ static int try_load(ExecBpf *b, const ExecBpfOptions *o, bool btf) {
         bpf_program__set_autoload(b->skel->progs.exit_btf, btf);
         bpf_program__set_autoload(b->skel->progs.exec_tp, !btf);
         bpf_program__set_autoload(b->skel->progs.exit_tp, !btf);
+        bpf_program__set_autoload(b->skel->progs.rename_btf, btf);
+        bpf_program__set_autoload(b->skel->progs.rename_tp, !btf);
         r = exec_bpf__load(b->skel);
         if (r < 0)
                 return r;
@@ -164,6 +166,26 @@ bool exec_bpf_take_lost(ExecBpf *b) {
                 return false;
         __atomic_store_n(&b->skel->bss->lost_pending, false, __ATOMIC_RELEASE);
         return true;
+}
+
+size_t exec_bpf_take_renames_lost(ExecBpf *b, pid_t *pids, size_t max) {
+        int fd = bpf_map__fd(b->skel->maps.renames_lost);
+        uint32_t key, next;
+        size_t n = 0;
+
+        if (!__atomic_load_n(&b->skel->bss->renames_lost_pending, __ATOMIC_ACQUIRE))
+                return 0;
+        __atomic_store_n(&b->skel->bss->renames_lost_pending, false, __ATOMIC_RELEASE);
+        /* Take the first key each time: deleting while walking with get_next_key may restart the walk anyway. */
+        while (n < max && bpf_map_get_next_key(fd, NULL, &next) == 0) {
+                key = next;
+                if (bpf_map_delete_elem(fd, &key) < 0)
+                        break;
+                pids[n++] = (pid_t) key;
+        }
+        if (n == max)
+                __atomic_store_n(&b->skel->bss->renames_lost_pending, true, __ATOMIC_RELEASE);
+        return n;
 }
 
 /* The kernel's own account of a map's memory (fdinfo "memlock", the map's real usage since Linux 6.4). */
@@ -376,6 +398,8 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                         flags |= flag_of[i];
         s->bss->filter_flags = flags;
         s->bss->want_args = f->want_args;
+        s->bss->want_renames = f->want_renames;
+        s->bss->renames_all = f->renames_all;
         if (f->pass_all)
                 return 0;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -414,7 +438,7 @@ int exec_bpf_track(ExecBpf *b, pid_t pid, bool on) {
 
 int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret) {
         int fd = bpf_map__fd(b->skel->maps.counters), ncpu = libbpf_num_possible_cpus();
-        uint64_t sums[3] = {};
+        uint64_t sums[6] = {};
 
         if (ncpu <= 0)
                 return ncpu < 0 ? ncpu : -EINVAL;
@@ -423,13 +447,20 @@ int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret) {
 
                 if (!v)
                         return -ENOMEM;
-                for (uint32_t k = 0; k < 3; k++) {
+                for (uint32_t k = 0; k < ELEMENTSOF(sums); k++) {
                         if (bpf_map_lookup_elem(fd, &k, v) < 0)
                                 return -errno;
                         for (int c = 0; c < ncpu; c++)
                                 sums[k] += v[c];
                 }
         }
-        *ret = (ExecBpfCounters) { .execs = sums[0], .events = sums[1], .dropped = sums[2] };
+        *ret = (ExecBpfCounters) {
+                .execs = sums[0],
+                .events = sums[1],
+                .dropped = sums[2],
+                .renames = sums[3],
+                .rename_events = sums[4],
+                .renames_dropped = sums[5],
+        };
         return 0;
 }

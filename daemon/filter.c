@@ -176,6 +176,12 @@ int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
                         continue;
                 if (rule_match(rule, MATCH_CMDLINE))
                         f.want_args = true;
+                if (rule_match(rule, MATCH_COMM)) {
+                        f.want_renames = true;
+                        /* Renames are checked against the comm names only, whichever key files the rule. */
+                        if (!all_expressible(rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN, false))
+                                f.renames_all = true;
+                }
                 if (f.pass_all)
                         continue;
 

@@ -26,6 +26,8 @@ typedef struct FilterName {
 typedef struct FilterSpec {
         bool pass_all;
         bool want_args;
+        bool want_renames;       /* some process rule has Comm=: a rename after exec can change a decision */
+        bool renames_all;        /* one has a Comm= the comm names cannot express: every rename passes */
         char *pass_all_reason;   /* which rule forced pass_all, for the log */
         FilterName *comm;
         size_t n_comm;

@@ -51,6 +51,7 @@ typedef struct ManagerOptions {
 typedef struct ScanEntry {
         pid_t pid;
         uint64_t start_time;
+        char comm[16];       /* a process that renamed itself since the last walk is decided again */
 } ScanEntry;
 
 typedef struct NameCacheEntry {

@@ -3,7 +3,8 @@
  * Rule matching. Keys are ANDed, the values of one key are alternatives;
  * a value is an exact string unless it contains glob characters. Cmdline=
  * values match any argv word or its file name, so "python3 /usr/bin/tool.py"
- * matches Cmdline=tool.py.
+ * matches Cmdline=tool.py, and "Z:\\games\\Game.exe" (how Wine spells a
+ * Windows path in argv) matches Cmdline=Game.exe.
  *
  * Exe= is the one key a process cannot fake: a path names a file as latniced
  * sees it, and matches only a task that runs that very file (the same inode,
@@ -63,11 +64,18 @@ static bool exe_matches(const char *pattern, const TaskInfo *t) {
         return !t->exe_is || t->exe_is(t, exe, t->exe_userdata);
 }
 
+/* The file name of an argv word: after its last '/', or after the last '\\' of a Windows path. */
+static const char *cmdline_word_name(const char *w) {
+        const char *b = path_basename(w), *bs = strrchr(b, '\\');
+
+        return bs && bs[1] ? bs + 1 : b;
+}
+
 static bool cmdline_matches(const char *pattern, char * const *argv) {
         if (!argv)
                 return false;
         for (char * const *a = argv; *a; a++) {
-                const char *b = path_basename(*a);
+                const char *b = cmdline_word_name(*a);
 
                 if (value_matches(pattern, *a) || (b != *a && value_matches(pattern, b)))
                         return true;
@@ -618,7 +626,7 @@ static int index_candidates(MatchIndex *ix, const TaskInfo *t) {
                 r = index_lookup(ix, IX_PARENT, t->parent_comm);
         if (r >= 0 && t->argv && slot_used(ix, IX_CMDLINE))
                 for (char * const *a = t->argv; *a && r >= 0; a++) {
-                        const char *b = path_basename(*a);
+                        const char *b = cmdline_word_name(*a);
 
                         r = index_lookup(ix, IX_CMDLINE, *a);
                         if (r >= 0 && b != *a)

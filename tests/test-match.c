@@ -70,6 +70,26 @@ static void test_keys(void) {
         char *py[] = { "python3", "/usr/bin/tool.py", "--flag", NULL };
         t = (TaskInfo) { .comm = "python3", .argv = py };
         ASSERT_STREQ(winner(s, &t), "cmdline");
+        /* Wine spells the Windows path in argv: the name after the last backslash counts. */
+        char *winpath[] = { "Z:\\home\\u\\Games\\game.exe", NULL };
+        t = (TaskInfo) { .comm = "game.exe", .argv = winpath };
+        ASSERT_STREQ(winner(s, &t), "cmdline");
+        char *winspace[] = { "C:\\Program Files\\Game\\game.exe", "-dx11", NULL };
+        t = (TaskInfo) { .comm = "wine64-preloader", .argv = winspace };
+        ASSERT_STREQ(winner(s, &t), "cmdline");
+        {
+                /* the index finds it the same way */
+                _cleanup_(match_index_freep) MatchIndex *ix = NULL;
+                MatchResult mr = {};
+
+                ASSERT_EQ(match_index_new(s, &ix), 0);
+                ASSERT_TRUE(match_index_task(ix, &t, false, &mr) >= 0);
+                ASSERT_TRUE(mr.rule && strcmp(mr.rule->name, "cmdline") == 0);
+                match_result_done(&mr);
+        }
+        char *notwin[] = { "Z:\\games\\game.exe.bak", "game.exe\\", "\\", NULL };
+        t = (TaskInfo) { .comm = "x", .argv = notwin };
+        ASSERT_TRUE(!winner(s, &t));
         char *other[] = { "python3", "/usr/bin/tool.pyc", NULL };
         t = (TaskInfo) { .comm = "python3", .argv = other };
         ASSERT_TRUE(!winner(s, &t));

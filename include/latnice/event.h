@@ -19,6 +19,7 @@
 enum latnice_event_type {
         LATNICE_EVENT_EXEC = 1,
         LATNICE_EVENT_EXIT = 2,
+        LATNICE_EVENT_RENAME = 3, /* a struct latnice_event: comm is the new name, no execve() path */
 };
 
 enum latnice_event_flags {
@@ -109,3 +110,5 @@ struct latnice_name32 {
 
 #define LATNICE_CGROUP_LEVELS 8
 #define LATNICE_TRACKED_MAX 65536
+/* Processes whose rename record did not fit into the ring buffer, kept until the daemon decides them. */
+#define LATNICE_RENAMES_LOST_MAX 4096
