@@ -221,6 +221,11 @@ static void print_task(const TaskInfo *t) {
         } else
                 printf("  cmdline: -\n");
         printf("  parent:  %s\n", t->parent_comm ?: "-");
+        if (t->ancestors) {
+                _cleanup_(freep) char *a = task_ancestors_format(t);
+
+                printf("  ancestors: %s\n", a && *a ? a : "-");
+        }
         if (t->pid > 0) {
                 printf("  user:    %s (%u)\n", t->user ?: "?", (unsigned) t->uid);
                 printf("  group:   %s (%u)\n", t->group ?: "?", (unsigned) t->gid);
@@ -264,6 +269,13 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
                         if (!rule_match(m.rule, k))
                                 continue;
                         printf(" %s=%s", match_key_to_string(k), match_key_matched(m.rule, k, t));
+                        if (k == MATCH_ANCESTOR) {
+                                ssize_t i = match_ancestor_matched(m.rule, t);
+
+                                if (i >= 0)
+                                        printf(" (%.15s[%d], %zd level%s up)", t->ancestors[i].comm,
+                                               (int) t->ancestors[i].pid, i + 1, i == 0 ? "" : "s");
+                        }
                 }
                 printf(" matched\n");
         } else {

@@ -20,6 +20,7 @@ enum {
         SLOT_UID,
         SLOT_GID,
         SLOT_CGROUP,
+        SLOT_ANCESTOR,
         _SLOT_MAX,
 };
 
@@ -306,6 +307,7 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                 [SLOT_UID] = LATNICE_FILTER_F_UID,
                 [SLOT_GID] = LATNICE_FILTER_F_GID,
                 [SLOT_CGROUP] = LATNICE_FILTER_F_CGROUP,
+                [SLOT_ANCESTOR] = LATNICE_FILTER_F_ANCESTOR,
         };
         struct exec_bpf *s = b->skel;
         SlotBuild sb[_SLOT_MAX] = {
@@ -319,6 +321,7 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                 [SLOT_UID] = { s->maps.filter_uid, BPF_MAP_TYPE_HASH, sizeof(uint32_t) },
                 [SLOT_GID] = { s->maps.filter_gid, BPF_MAP_TYPE_HASH, sizeof(uint32_t) },
                 [SLOT_CGROUP] = { s->maps.filter_cgroup, BPF_MAP_TYPE_HASH, sizeof(uint64_t) },
+                [SLOT_ANCESTOR] = { s->maps.filter_ancestor, BPF_MAP_TYPE_HASH },
         };
         static const FilterSpec none = {};
         const FilterSpec *g = f->pass_all ? &none : f;
@@ -335,6 +338,15 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                         { g->parent, g->n_parent, LATNICE_COMM_LEN },
                 };
 
+                if (r >= 0) {
+                        size_t key_size = 0;
+
+                        sb[SLOT_ANCESTOR].keys = name_keys(g->ancestor, g->n_ancestor, true, LATNICE_EXE_BASE_LEN, false,
+                                                           &sb[SLOT_ANCESTOR].n, &key_size);
+                        sb[SLOT_ANCESTOR].key_size = (uint32_t) key_size;
+                        if (!sb[SLOT_ANCESTOR].keys)
+                                r = -ENOMEM;
+                }
                 for (size_t k = 0; k < 3 && r >= 0; k++)
                         for (size_t lpm = 0; lpm < 2 && r >= 0; lpm++) {
                                 SlotBuild *x = &sb[2 * k + lpm];
@@ -360,6 +372,7 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                 r = slot_prepare(b, i, &sb[i]);
         for (size_t i = 0; i < 6; i++)
                 free(sb[i].keys);
+        free(sb[SLOT_ANCESTOR].keys);
         if (r < 0) {
                 for (size_t i = 0; i < _SLOT_MAX; i++)
                         if (sb[i].fd >= 0)

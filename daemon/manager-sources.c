@@ -136,7 +136,10 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
         Manager *m = userdata;
         _cleanup_(freep) char *cgroup = NULL;
         _cleanup_(strv_freep) char **full_argv = NULL;
+        TaskAncestor *ancestors = NULL;
+        size_t n_ancestors = 0;
         char user[256], group[256];
+        int r;
         ExecEvent ev;
         TaskInfo *t = &ev.task;
         bool renamed = false;
@@ -226,7 +229,22 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 }
                 t->cgroup = cgroup;
         }
-        if (manager_decide(m, t, ev.start_time, ev.parent_start_time, !renamed) > 0 && !renamed && m->latency_ring) {
+        if (m->needs_ancestors) {
+                /* From the parent the record names: a process gone already still has its ancestors. */
+                pid_t ppid = t->ppid;
+                ProcStat st;
+
+                if (ppid <= 0 && proc_stat_read_pid(m->proc_fd, t->pid, 0, &st) >= 0 && st.start_time == ev.start_time)
+                        ppid = st.ppid; /* in a child pid namespace the record cannot name it */
+                if (ppid > 0 && proc_ancestors_read(m->proc_fd, ppid, ev.start_time, LATNICE_ANCESTORS_MAX, &ancestors,
+                                                    &n_ancestors) >= 0) {
+                        t->ancestors = ancestors;
+                        t->n_ancestors = n_ancestors;
+                }
+        }
+        r = manager_decide(m, t, ev.start_time, ev.parent_start_time, !renamed);
+        task_ancestors_free(ancestors, n_ancestors);
+        if (r > 0 && !renamed && m->latency_ring) {
                 struct timespec ts;
                 uint64_t now, d;
 

@@ -111,6 +111,7 @@ struct Manager {
         bool needs_names;    /* some rule matches User=/Group= by name */
         bool needs_exe;      /* some rule matches Exe=: resolve the executable's path */
         bool needs_parent;
+        bool needs_ancestors; /* some rule has Ancestor=: read the chain of parents */
 
         SchedProbe probe;
         AppliedTable *applied;

@@ -157,6 +157,23 @@ char *cgroup_path_unit(const char *cgroup) {
         return best ? strndup(best, best_len) : NULL;
 }
 
+/*
+ * An Ancestor= value: a path is compared with the ancestor's executable
+ * path, a name with its command name and its executable's file name.
+ */
+static bool ancestor_matches(const char *pattern, const TaskAncestor *a) {
+        if (strchr(pattern, '/'))
+                return a->exe && value_matches(pattern, a->exe);
+        return value_matches(pattern, a->comm) || (a->exe && value_matches(pattern, path_basename(a->exe)));
+}
+
+static ssize_t ancestor_index(const char *pattern, const TaskInfo *t) {
+        for (size_t i = 0; i < t->n_ancestors; i++)
+                if (ancestor_matches(pattern, &t->ancestors[i]))
+                        return (ssize_t) i;
+        return -1;
+}
+
 /* Does one value of key k match the task? */
 static bool pattern_matches(MatchKey k, const char *pattern, const TaskInfo *t) {
         switch (k) {
@@ -176,6 +193,8 @@ static bool pattern_matches(MatchKey k, const char *pattern, const TaskInfo *t) 
                 return value_matches(pattern, t->cgroup);
         case MATCH_UNIT:
                 return cgroup_path_in_unit(t->cgroup, pattern);
+        case MATCH_ANCESTOR:
+                return ancestor_index(pattern, t) >= 0;
         default:
                 return false;
         }
@@ -190,6 +209,34 @@ static const char *values_matched(MatchKey k, char * const *values, const TaskIn
 
 const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t) {
         return values_matched(k, rule_match(r, k), t);
+}
+
+char *task_ancestors_format(const TaskInfo *t) {
+        size_t size = 1;
+        char *s, *p;
+
+        for (size_t i = 0; i < t->n_ancestors; i++)
+                size += sizeof(t->ancestors[i].comm) + 16 + 4;
+        s = p = malloc(size);
+        if (!s)
+                return NULL;
+        *p = 0;
+        for (size_t i = 0; i < t->n_ancestors; i++)
+                p += snprintf(p, size - (size_t) (p - s), "%s%.15s[%d]", i ? " <- " : "", t->ancestors[i].comm,
+                              (int) t->ancestors[i].pid);
+        return s;
+}
+
+ssize_t match_ancestor_matched(const Rule *r, const TaskInfo *t) {
+        ssize_t best = -1;
+
+        for (char * const *p = rule_match(r, MATCH_ANCESTOR); p && *p; p++) {
+                ssize_t i = ancestor_index(*p, t);
+
+                if (i >= 0 && (best < 0 || i < best))
+                        best = i;
+        }
+        return best;
 }
 
 bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed) {

@@ -35,6 +35,7 @@ static const char * const match_key_table[_MATCH_KEY_MAX] = {
         [MATCH_GROUP] = "Group",
         [MATCH_CGROUP] = "Cgroup",
         [MATCH_UNIT] = "Unit",
+        [MATCH_ANCESTOR] = "Ancestor",
 };
 
 static const char * const rule_kind_table[_RULE_KIND_MAX] = {
@@ -457,6 +458,11 @@ static int parse_words(ParseContext *c, const char *key, const char *value, char
                         parse_error(c, c->reader.line,
                                     "Comm=\"%s\" can never match: it is %zu bytes and the kernel keeps only the first 15 "
                                     "bytes of a command name; use Exe=\"%s\" (the file name) instead", *w, l, *w);
+                        continue;
+                }
+                if (k == MATCH_ANCESTOR && strchr(*w, '/') && (*w)[0] != '/') {
+                        parse_error(c, c->reader.line,
+                                    "Ancestor=%s must be a name (command or file name) or an absolute path", *w);
                         continue;
                 }
                 if ((k == MATCH_CGROUP) && (*w)[0] != '/' && !string_is_glob(*w)) {

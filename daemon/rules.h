@@ -26,6 +26,7 @@ typedef enum MatchKey {
         MATCH_GROUP,
         MATCH_CGROUP,
         MATCH_UNIT,
+        MATCH_ANCESTOR, /* any ancestor's command name or executable, nearest first */
         _MATCH_KEY_MAX,
 } MatchKey;
 

@@ -32,6 +32,42 @@ static const char *winner(const RuleSet *s, const TaskInfo *t) {
         return n;
 }
 
+static void test_ancestor(void) {
+        _cleanup_(rule_set_freep) RuleSet *s = load("ancestor",
+                "[Process under-steam]\nAncestor=reaper\nLatencyNice=-5\n"
+                "[Process ide]\nAncestor=/opt/ide/bin/ide code-*\nComm=cc1\nLatencyNice=5\n");
+        TaskAncestor chain[] = {
+                { .pid = 30, .comm = "bash", .exe = "/usr/bin/bash" },
+                { .pid = 20, .comm = "java", .exe = "/opt/ide/bin/ide" },
+                { .pid = 10, .comm = "srt-bwrap", .exe = "/usr/lib/steam/reaper" }, /* renamed: the file name counts */
+        };
+        TaskInfo t = { .comm = "cc1", .ancestors = chain, .n_ancestors = 3 };
+        MatchResult m = {};
+
+        ASSERT_STREQ(winner(s, &t), "under-steam");
+        ASSERT_TRUE(match_task(s, &t, true, &m) >= 0);
+        ASSERT_EQ(m.n_shadowed, 1);
+        ASSERT_STREQ(m.shadowed[0]->name, "ide");
+        ASSERT_EQ(match_ancestor_matched(m.rule, &t), 2);       /* three levels up */
+        ASSERT_EQ(match_ancestor_matched(m.shadowed[0], &t), 1); /* by its exe path, nearest first */
+        match_result_done(&m);
+
+        /* a path is the exe path, never the command name */
+        strcpy(chain[1].comm, "/opt/ide/bin/id");
+        chain[1].exe = NULL;
+        chain[2].exe = NULL;
+        ASSERT_TRUE(!winner(s, &t));
+        strcpy(chain[0].comm, "code-oss");
+        ASSERT_STREQ(winner(s, &t), "ide");
+
+        /* no chain known, or an empty one: no match */
+        t.ancestors = NULL;
+        t.n_ancestors = 0;
+        ASSERT_TRUE(!winner(s, &t));
+        t.comm = "reaper"; /* the process itself is not its own ancestor */
+        ASSERT_TRUE(!winner(s, &t));
+}
+
 static void test_keys(void) {
         _cleanup_(rule_set_freep) RuleSet *s = load("keys",
                 "[Process comm]\nComm=pipewire\nLatencyNice=-10\n"
@@ -263,6 +299,20 @@ static void rnd_value(FILE *f, MatchKey k) {
                 snprintf(p, sizeof(p), "%s", un[rnd(ELEMENTSOF(un))]);
                 break;
         }
+        case MATCH_ANCESTOR:
+                if (rnd(4) == 0) {
+                        rnd_name(n, sizeof(n));
+                        for (char *c = n; *c; c++)
+                                if (strchr("[ ", *c))
+                                        *c = '_';
+                        snprintf(p, sizeof(p), "/usr/bin/%s", n);
+                } else {
+                        rnd_pattern(p, sizeof(p), true);
+                        for (char *c = p; *c; c++)
+                                if (*c == '/')
+                                        *c = '_';
+                }
+                break;
         default:
                 abort();
         }
@@ -312,6 +362,8 @@ typedef struct RndTask {
         TaskInfo t;
         char comm[16], exe[128], parent[16], cgroup[128], words[3][64];
         char *argv[4];
+        TaskAncestor ancestors[3];
+        char ancestor_exe[3][128];
 } RndTask;
 
 static void rnd_task(RndTask *r) {
@@ -356,6 +408,22 @@ static void rnd_task(RndTask *r) {
 
                 snprintf(r->cgroup, sizeof(r->cgroup), "%s", cg[rnd(ELEMENTSOF(cg))]);
                 r->t.cgroup = r->cgroup;
+        }
+        if (rnd(3) > 0) {
+                size_t na = rnd(4);
+
+                for (size_t i = 0; i < na; i++) {
+                        rnd_name(n, sizeof(n));
+                        snprintf(r->ancestors[i].comm, sizeof(r->ancestors[i].comm), "%s", n);
+                        if (rnd(2)) {
+                                rnd_name(n, sizeof(n));
+                                snprintf(r->ancestor_exe[i], sizeof(r->ancestor_exe[i]), "/usr/bin/%s", n);
+                                r->ancestors[i].exe = r->ancestor_exe[i];
+                        }
+                        r->ancestors[i].pid = (pid_t) (100 - i);
+                }
+                r->t.ancestors = r->ancestors;
+                r->t.n_ancestors = na;
         }
 }
 
@@ -463,6 +531,7 @@ static void test_index_shapes(void) {
 }
 
 int main(void) {
+        test_ancestor();
         test_keys();
         test_precedence();
         test_cgroup_units();

@@ -130,6 +130,7 @@ NAME_TRIE(struct latnice_comm_key) filter_parent_prefix SEC(".maps");
 NAME_HASH(__u32) filter_uid SEC(".maps");
 NAME_HASH(__u32) filter_gid SEC(".maps");
 NAME_HASH(__u64) filter_cgroup SEC(".maps");
+NAME_HASH(struct latnice_name32) filter_ancestor SEC(".maps");
 
 /* Processes whose value the daemon set: their exit is reported. Key: tgid as the daemon sees it. */
 struct {
@@ -268,6 +269,27 @@ static __always_inline bool prefilter(struct task_struct *task, const char *comm
                 if (name16_in(flags, LATNICE_FILTER_F_PARENT, LATNICE_FILTER_F_PARENT_PREFIX, &filter_parent,
                               &filter_parent_prefix, pcomm))
                         return true;
+        }
+        if (flags & LATNICE_FILTER_F_ANCESTOR) {
+                /* Ancestor=: each ancestor's command name and binary's file name, nearest first, bounded. */
+                struct task_struct *a = BPF_CORE_READ(task, real_parent);
+
+                for (int level = 0; level < LATNICE_ANCESTORS_MAX && a; level++) {
+                        struct latnice_name32 key = {};
+                        char c[LATNICE_COMM_LEN] = {};
+
+                        if (BPF_CORE_READ(a, pid) == 0)
+                                break; /* the idle task: above init */
+                        BPF_CORE_READ_STR_INTO(&c, a, comm);
+                        __builtin_memcpy(key.name, c, sizeof(c));
+                        if (in_filter(&filter_ancestor, &key))
+                                return true;
+                        __builtin_memset(&key, 0, sizeof(key));
+                        read_exe_base(a, key.name);
+                        if (in_filter(&filter_ancestor, &key))
+                                return true;
+                        a = BPF_CORE_READ(a, real_parent);
+                }
         }
         if (flags & LATNICE_FILTER_F_CGROUP) {
                 /* A process in a unit's subtree: walk up from the root, a few levels deep. */
