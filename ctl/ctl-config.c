@@ -76,8 +76,9 @@ static size_t print_warnings(const RuleSet *s) {
                         fprintf(stderr,
                                 "%s:%u: warning: [Process %s] has nothing the kernel can check, so every exec on the "
                                 "machine wakes latniced to match it (a wakeup and a few microseconds per exec, about "
-                                "10 times the daemon's CPU); give it Comm=, Exe= (a file name), Parent=, User=, Group= "
-                                "or Unit=, or globs with a literal start (\"game*\", not \"*game\").\n",
+                                "10 times the daemon's CPU); give it Comm=, Exe= (a file name), Parent=, Ancestor= (a "
+                                "name), User=, Group= or Unit=, or globs with a literal start (\"game*\", not "
+                                "\"*game\"); App= and Cgroup= the kernel cannot check.\n",
                                 r->file, r->line, r->name);
                         n++;
                 }
@@ -221,6 +222,12 @@ static void print_task(const TaskInfo *t) {
         } else
                 printf("  cmdline: -\n");
         printf("  parent:  %s\n", t->parent_comm ?: "-");
+        {
+                _cleanup_(freep) char *app = cgroup_path_app(t->cgroup);
+
+                if (app)
+                        printf("  app:     %s\n", app);
+        }
         if (t->ancestors) {
                 _cleanup_(freep) char *a = task_ancestors_format(t);
 

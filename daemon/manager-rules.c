@@ -153,7 +153,8 @@ int manager_update_filter(Manager *m) {
                 if (rule_match(rule, MATCH_EXE))
                         m->needs_exe = true;
 
-                if (rule_match(rule, MATCH_CGROUP) || rule_match(rule, MATCH_UNIT) || rule->kind == RULE_UNIT)
+                if (rule_match(rule, MATCH_CGROUP) || rule_match(rule, MATCH_UNIT) || rule_match(rule, MATCH_APP) ||
+                    rule->kind == RULE_UNIT)
                         m->needs_cgroup = true;
                 if (rule_match(rule, MATCH_PARENT))
                         m->needs_parent = true;

@@ -137,6 +137,62 @@ bool cgroup_path_in_unit(const char *cgroup, const char *pattern) {
         return false;
 }
 
+/* The app ID one path component (len bytes) names, copied into buf (size > len); false if none. */
+static bool unit_app_id(const char *s, size_t len, char *buf, size_t size) {
+        static const char * const flatpak[] = { "app-flatpak-", "flatpak-" };
+        const size_t scope = strlen(".scope");
+
+        if (len >= size)
+                return false;
+        if (len > 5 && strncmp(s, "snap.", 5) == 0) {
+                const char *dot = memchr(s + 5, '.', len - 5);
+
+                if (!dot || dot == s + 5)
+                        return false;
+                memcpy(buf, s + 5, (size_t) (dot - s - 5));
+                buf[dot - s - 5] = 0;
+                return true;
+        }
+        if (len <= scope || strncmp(s + len - scope, ".scope", scope) != 0)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(flatpak); i++) {
+                size_t pl = strlen(flatpak[i]), e = len - scope;
+
+                if (len <= pl + scope || strncmp(s, flatpak[i], pl) != 0)
+                        continue;
+                /* the instance: "-" and digits at the end */
+                while (e > pl && s[e - 1] >= '0' && s[e - 1] <= '9')
+                        e--;
+                if (e == len - scope || e <= pl + 1 || s[e - 1] != '-')
+                        return false;
+                memcpy(buf, s + pl, e - 1 - pl);
+                buf[e - 1 - pl] = 0;
+                return true;
+        }
+        return false;
+}
+
+char *cgroup_path_app(const char *cgroup) {
+        char buf[256], best[256] = "";
+
+        for (const char *p = cgroup; p && *p;) {
+                const char *e;
+
+                p += strspn(p, "/");
+                e = strchrnul(p, '/');
+                if (e > p && unit_app_id(p, (size_t) (e - p), buf, sizeof(buf)))
+                        memcpy(best, buf, sizeof(best));
+                p = e;
+        }
+        return best[0] ? strdup(best) : NULL;
+}
+
+static bool app_matches(const char *pattern, const char *cgroup) {
+        _cleanup_(freep) char *app = cgroup_path_app(cgroup);
+
+        return app && value_matches(pattern, app);
+}
+
 char *cgroup_path_unit(const char *cgroup) {
         const char *p = cgroup, *best = NULL;
         size_t best_len = 0;
@@ -195,6 +251,8 @@ static bool pattern_matches(MatchKey k, const char *pattern, const TaskInfo *t) 
                 return cgroup_path_in_unit(t->cgroup, pattern);
         case MATCH_ANCESTOR:
                 return ancestor_index(pattern, t) >= 0;
+        case MATCH_APP:
+                return app_matches(pattern, t->cgroup);
         default:
                 return false;
         }

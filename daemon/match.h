@@ -117,6 +117,14 @@ const Rule *match_unit(const RuleSet *s, const char *unit);
  */
 bool cgroup_path_in_unit(const char *cgroup, const char *pattern);
 
+/*
+ * The application ID of a cgroup path: of the innermost unit named like a
+ * Flatpak app's scope (app-flatpak-<ID>-<N>.scope, older Flatpak:
+ * flatpak-<ID>-<N>.scope) or a Snap's (snap.<NAME>.*), newly allocated;
+ * NULL if there is none (or on OOM).
+ */
+char *cgroup_path_app(const char *cgroup);
+
 /* The innermost unit of a cgroup path, newly allocated, or NULL if there is none. */
 char *cgroup_path_unit(const char *cgroup);
 

@@ -68,6 +68,52 @@ static void test_ancestor(void) {
         ASSERT_TRUE(!winner(s, &t));
 }
 
+static void test_app(void) {
+        static const struct {
+                const char *cgroup, *app;
+        } ids[] = {
+                { "/user.slice/user-1000.slice/user@1000.service/app.slice/app-flatpak-com.valvesoftware.Steam-4242.scope",
+                  "com.valvesoftware.Steam" },
+                { "/user.slice/flatpak-org.gnome.Builder-77.scope", "org.gnome.Builder" },        /* older Flatpak */
+                { "/app-flatpak-org.x.My-App-9.scope/sub", "org.x.My-App" },                     /* dashes in the ID */
+                { "/user.slice/snap.firefox.firefox-2d3c4b5a-1.scope", "firefox" },
+                { "/system.slice/snap.lxd.daemon.service", "lxd" },
+                { "/system.slice/snap.lxd.daemon.service/app-flatpak-org.x.Y-1.scope", "org.x.Y" }, /* innermost */
+                { "/app-flatpak-org.x.Y.scope", NULL },   /* no instance number */
+                { "/app-flatpak--12.scope", NULL },       /* no ID */
+                { "/app-flatpak-org.x.Y-12.service", NULL },
+                { "/snap..x.scope", NULL },
+                { "/snap.x", NULL },
+                { "/app-gnome-org.gnome.Terminal-12.scope", NULL }, /* not a Flatpak */
+                { "/", NULL },
+                { NULL, NULL },
+        };
+        _cleanup_(rule_set_freep) RuleSet *s = load("app",
+                "[Process steam]\nApp=com.valvesoftware.Steam\nLatencyNice=-5\n"
+                "[Process gnome]\nApp=org.gnome.*\nLatencyNice=3\n"
+                "[Process snap]\nApp=firefox\nComm=firefox\nLatencyNice=-2\n");
+        TaskInfo t;
+
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                _cleanup_(freep) char *a = cgroup_path_app(ids[i].cgroup);
+
+                if (!ids[i].app)
+                        ASSERT_TRUE(a == NULL);
+                else
+                        ASSERT_STREQ(a, ids[i].app);
+        }
+        t = (TaskInfo) { .comm = "steam", .cgroup = ids[0].cgroup };
+        ASSERT_STREQ(winner(s, &t), "steam");
+        t = (TaskInfo) { .comm = "gnome-builder", .cgroup = ids[1].cgroup };
+        ASSERT_STREQ(winner(s, &t), "gnome");
+        t = (TaskInfo) { .comm = "firefox", .cgroup = ids[3].cgroup };
+        ASSERT_STREQ(winner(s, &t), "snap");
+        t = (TaskInfo) { .comm = "firefox-bin", .cgroup = ids[3].cgroup }; /* keys are ANDed */
+        ASSERT_TRUE(!winner(s, &t));
+        t = (TaskInfo) { .comm = "steam" }; /* cgroup unknown */
+        ASSERT_TRUE(!winner(s, &t));
+}
+
 static void test_keys(void) {
         _cleanup_(rule_set_freep) RuleSet *s = load("keys",
                 "[Process comm]\nComm=pipewire\nLatencyNice=-10\n"
@@ -299,6 +345,12 @@ static void rnd_value(FILE *f, MatchKey k) {
                 snprintf(p, sizeof(p), "%s", un[rnd(ELEMENTSOF(un))]);
                 break;
         }
+        case MATCH_APP: {
+                static const char *ap[] = { "org.x.Game", "org.x.*", "firefox", "fire*", "*" };
+
+                snprintf(p, sizeof(p), "%s", ap[rnd(ELEMENTSOF(ap))]);
+                break;
+        }
         case MATCH_ANCESTOR:
                 if (rnd(4) == 0) {
                         rnd_name(n, sizeof(n));
@@ -404,7 +456,9 @@ static void rnd_task(RndTask *r) {
         r->t.group = users[rnd(4)];
         if (rnd(3) > 0) {
                 static const char *cg[] = { "/user.slice/a.scope", "/user.slice/user-1000.slice/app-ab.scope",
-                                            "/app-x.scope/x", "/ab.slice/b.service", "/" };
+                                            "/app-x.scope/x", "/ab.slice/b.service", "/",
+                                            "/user.slice/app-flatpak-org.x.Game-12.scope",
+                                            "/system.slice/snap.firefox.firefox-1a2b.scope" };
 
                 snprintf(r->cgroup, sizeof(r->cgroup), "%s", cg[rnd(ELEMENTSOF(cg))]);
                 r->t.cgroup = r->cgroup;
@@ -531,6 +585,7 @@ static void test_index_shapes(void) {
 }
 
 int main(void) {
+        test_app();
         test_ancestor();
         test_keys();
         test_precedence();

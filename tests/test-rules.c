@@ -306,6 +306,12 @@ static void test_ancestor_key(void) {
                 "LatencyNice=-5\n"
                 "[Process relative]\n"      /* 4 */
                 "Ancestor=bin/steam\n"      /* 5: neither a name nor an absolute path */
+                "LatencyNice=1\n"
+                "[Process app]\n"           /* 7 */
+                "App=com.valvesoftware.Steam org.gnome.* firefox\n"
+                "LatencyNice=-3\n"
+                "[Process badapp]\n"        /* 10 */
+                "App=../../etc/passwd\n"    /* 11: not an ID */
                 "LatencyNice=1\n";
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         char **v;
@@ -318,6 +324,9 @@ static void test_ancestor_key(void) {
         ASSERT_TRUE(find_error(s, "anc.conf", 5, "Ancestor=bin/steam must be a name"));
         ASSERT_TRUE(!find_rule(s, "relative"));
         ASSERT_STREQ(match_key_to_string(MATCH_ANCESTOR), "Ancestor");
+        ASSERT_EQ(strv_length(rule_match(find_rule(s, "app"), MATCH_APP)), 3);
+        ASSERT_TRUE(find_error(s, "anc.conf", 11, "App=../../etc/passwd is not an application ID"));
+        ASSERT_TRUE(!find_rule(s, "badapp"));
 }
 
 static void test_quoting(void) {
