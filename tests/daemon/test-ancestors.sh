@@ -12,26 +12,15 @@ if [ "$(id -u)" -ne 0 ]; then echo "needs root (BPF, sched_setattr on other proc
 if [ ! -e /sys/kernel/btf/vmlinux ]; then echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; fi
 
 T=$(mktemp -d /tmp/latnice-ancestor-test.XXXXXX)
-DPID= PIDS=() FAILS=0
-cleanup() {
-        [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-        for p in "${PIDS[@]}"; do pkill_tree "$p"; done
-        wait 2>/dev/null
-        rm -rf "$T"
-}
+. "$(dirname "$0")/lib.sh"
 # Ends a tree we started, by pid: children first.
-pkill_tree() {
+kill_tree() {
         local c
-        for c in $(cat "/proc/$1/task/"*/children 2>/dev/null); do pkill_tree "$c"; done
+        for c in $(cat "/proc/$1/task/"*/children 2>/dev/null); do kill_tree "$c"; done
         kill "$1" 2>/dev/null
 }
-trap cleanup EXIT
+kill_pid() { kill_tree "$1"; }
 
-read -r BASE SLICE10 < <("$LNSPAWN" base)
-if [ "${BASE:-0}" = 0 ] || ! grep -q '^se.slice' /proc/self/sched; then
-        echo "this kernel has no EEVDF custom slices (sched_getattr reports no slice, or no se.slice in /proc/PID/sched)"
-        exit 77
-fi
 cp /bin/bash "$T/lnt-reaper"
 cp /bin/sleep "$T/lnt-game"
 # lnt-nest N CMD...: N levels of processes (each a child of the one before), then CMD; writes CMD's pid to $T/pid.
@@ -41,21 +30,6 @@ if [ "\$1" -gt 0 ]; then n=\$((\$1 - 1)); shift; "\$0" \$n "\$@" & wait; else sh
 EOS
 chmod 755 "$T/lnt-nest"
 
-ok() { echo "ok - $*"; }
-fail() { echo "FAIL - $*"; FAILS=$((FAILS + 1)); }
-slice_of() { awk '/^se.slice/ {print $3}' "/proc/$1/sched" 2>/dev/null; }
-expect_slice() { # PID SLICE WHAT
-        local s
-        for _ in $(seq 50); do s=$(slice_of "$1"); [ "$s" = "$2" ] && break; sleep 0.05; done
-        if [ "$s" = "$2" ]; then ok "$3 (se.slice $s)"; else fail "$3: se.slice ${s:-gone}, expected $2"; fi
-}
-start_daemon() {
-        "$LATNICED" --root "$T/root" --state-dir "$T/state" --no-profile --no-bus --log-level debug "$@" >"$T/log" 2>&1 &
-        DPID=$!
-        for _ in $(seq 600); do grep -q "^Ready:" "$T/log" && return 0; kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
-        echo "latniced did not get ready:"; cat "$T/log"; return 1
-}
-stop_daemon() { kill -TERM "$DPID"; wait "$DPID"; DPID=; }
 # Starts "lnt-reaper -c 'lnt-nest N lnt-game 30'" and sets GAME to the game's pid, TOP to the reaper's.
 tree() { # LEVELS [LAUNCHER]
         rm -f "$T/pid"
@@ -64,8 +38,7 @@ tree() { # LEVELS [LAUNCHER]
         GAME=$(cat "$T/pid")
 }
 
-mkdir -p "$T/root/etc/latnice.d"
-cat > "$T/root/etc/latnice.d/50-test.conf" <<'CONF'
+rules <<'CONF'
 [Process steam-tree]
 Ancestor=lnt-reaper
 LatencyNice=-10
@@ -83,16 +56,16 @@ for src in bpf netlink; do
         sleep 0.3
         [ "$(slice_of "$O")" = "$BASE" ] && ok "$src: a game not started by lnt-reaper keeps the default" ||
                 fail "$src: unrelated game changed: $(slice_of "$O")"
-        pkill_tree "$TOP"; kill "$O"
+        kill_tree "$TOP"; kill "$O"
         # The bound: the nearest 32 ancestors count (31 lnt-nest levels, then lnt-reaper), the 33rd does not.
         tree 31; G=$GAME
         expect_slice "$G" "$SLICE10" "$src: lnt-reaper as the 32nd ancestor still counts"
-        pkill_tree "$TOP"
+        kill_tree "$TOP"
         tree 32; G=$GAME
         sleep 0.5
         [ "$(slice_of "$G")" = "$BASE" ] && ok "$src: lnt-reaper as the 33rd ancestor is beyond the bound" ||
                 fail "$src: 33rd ancestor matched: $(slice_of "$G")"
-        pkill_tree "$TOP"
+        kill_tree "$TOP"
         stop_daemon
 done
 
@@ -104,6 +77,6 @@ echo "$out" | grep -q "^  ancestors: lnt-nest\[[0-9]*\] <- lnt-reaper\[$TOP\] <-
         fail "explain: no chain"
 echo "$out" | grep -q "because Ancestor=lnt-reaper (lnt-reaper\[$TOP\], 2 levels up) matched" &&
         ok "explain says which ancestor matched" || fail "explain: no matched ancestor"
-pkill_tree "$TOP"
+kill_tree "$TOP"
 
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failed"; tail -20 "$T/log"; exit 1; }

@@ -17,34 +17,12 @@ command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ] || { echo "bpftool is 
 BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 
 T=$(mktemp -d /tmp/latnice-rename-test.XXXXXX)
-DPID= PIDS=() FAILS=0 TRACEFS_MOUNTED=
-cleanup() {
-        [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-        [ -n "$TRACEFS_MOUNTED" ] && umount /sys/kernel/tracing
-        for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-        wait 2>/dev/null
-        rm -rf "$T"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
 
 cp "$HELPER" "$T/wine64-preloader"
 cp "$HELPER" "$T/lnt-wine"
 cp "$HELPER" "$T/lnt-leaver"
 cp "$HELPER" "$T/lnt-plain"
-read -r BASE SLICE10 < <("$LNSPAWN" base)
-if [ "${BASE:-0}" = 0 ] || ! grep -q '^se.slice' /proc/self/sched; then
-        echo "this kernel has no EEVDF custom slices (sched_getattr reports no slice, or no se.slice in /proc/PID/sched)"
-        exit 77
-fi
-
-ok() { echo "ok - $*"; }
-fail() { echo "FAIL - $*"; FAILS=$((FAILS + 1)); }
-slice_of() { awk '/^se.slice/ {print $3}' "/proc/$1/sched" 2>/dev/null; }
-expect_slice() { # PID SLICE WHAT
-        local s
-        for _ in $(seq 50); do s=$(slice_of "$1"); [ "$s" = "$2" ] && break; sleep 0.05; done
-        if [ "$s" = "$2" ]; then ok "$3 (se.slice $s)"; else fail "$3: se.slice ${s:-gone}, expected $2"; fi
-}
 # Starts a helper and waits for it to say it renamed itself.
 wine() { # PROGRAM NAME [WORD...]
         local prog=$1 name=$2; shift 2
@@ -52,13 +30,6 @@ wine() { # PROGRAM NAME [WORD...]
         LAST=$HP_PID; PIDS+=("$LAST")
         read -r -u "${HP[0]}" line && [ "$line" = renamed ] || fail "$prog did not rename itself"
 }
-start_daemon() { # extra args...
-        "$LATNICED" --root "$T/root" --state-dir "$T/state" --no-profile --no-bus --log-level debug "$@" >"$T/log" 2>&1 &
-        DPID=$!
-        for _ in $(seq 600); do grep -q "^Ready:" "$T/log" && return 0; kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
-        echo "latniced did not get ready:"; cat "$T/log"; return 1
-}
-stop_daemon() { kill -TERM "$DPID"; wait "$DPID"; DPID=; }
 # The daemon's BPF counters (exec.bpf.c: execs, events, dropped, renames, rename events, renames dropped),
 # summed over CPUs.
 counters() {
@@ -86,8 +57,7 @@ print(" ".join(str(sums.get(i, 0)) for i in range(6)))'
 }
 cputime() { awk '{print $14 + $15}' "/proc/$DPID/stat"; } # utime + stime, clock ticks
 
-mkdir -p "$T/root/etc/latnice.d"
-cat > "$T/root/etc/latnice.d/50-test.conf" <<'CONF'
+rules <<'CONF'
 [Process game]
 Comm=Game.exe
 LatencyNice=-10
