@@ -377,13 +377,16 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                 for (size_t i = 0; i < _SLOT_MAX; i++)
                         if (sb[i].fd >= 0)
                                 close(sb[i].fd);
-                /* The running filter may not cover the new rules: everything passes. */
+                /* The running filter may not cover the new rules: everything passes, renames too. */
                 s->bss->filter_active = false;
+                s->bss->want_renames = s->bss->want_renames || f->want_renames;
                 return r;
         }
 
         /* The swap: a few updates of one-slot arrays, with everything passing meanwhile. */
         s->bss->filter_active = false;
+        s->bss->want_renames = f->want_renames;
+        s->bss->renames_all = f->renames_all;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         for (size_t i = 0; i < _SLOT_MAX; i++) {
                 int outer = bpf_map__fd(sb[i].outer);
@@ -411,8 +414,6 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                         flags |= flag_of[i];
         s->bss->filter_flags = flags;
         s->bss->want_args = f->want_args;
-        s->bss->want_renames = f->want_renames;
-        s->bss->renames_all = f->renames_all;
         if (f->pass_all)
                 return 0;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
