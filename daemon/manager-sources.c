@@ -274,8 +274,13 @@ static int manager_on_bpf(sd_event_source *s, int fd, uint32_t revents, void *us
         if (r < 0)
                 log_warning_errno(r, "Failed to read the BPF ring buffer: %m");
         manager_exec_source_throttle(s, r > 0);
-        {
-                /* Renames that did not fit: those processes, not all of them, are decided again. */
+        if (r == 0) {
+                /*
+                 * Renames that did not fit: those processes, not all of them,
+                 * are decided again from /proc, once the ring buffer is empty:
+                 * a record still queued is older than what /proc says now, and
+                 * deciding it afterwards would undo the newer decision.
+                 */
                 pid_t pids[EXEC_BUDGET];
                 size_t n = exec_bpf_take_renames_lost(m->bpf, pids, ELEMENTSOF(pids));
 
