@@ -76,8 +76,9 @@ static size_t print_warnings(const RuleSet *s) {
                         fprintf(stderr,
                                 "%s:%u: warning: [Process %s] has nothing the kernel can check, so every exec on the "
                                 "machine wakes latniced to match it (a wakeup and a few microseconds per exec, about "
-                                "10 times the daemon's CPU); give it Comm=, Exe= (a file name), Parent=, User=, Group= "
-                                "or Unit=, or globs with a literal start (\"game*\", not \"*game\").\n",
+                                "10 times the daemon's CPU); give it Comm=, Exe= (a file name), Parent=, Ancestor= (a "
+                                "name), User=, Group= or Unit=, or globs with a literal start (\"game*\", not "
+                                "\"*game\"); App= and Cgroup= the kernel cannot check.\n",
                                 r->file, r->line, r->name);
                         n++;
                 }
@@ -221,6 +222,17 @@ static void print_task(const TaskInfo *t) {
         } else
                 printf("  cmdline: -\n");
         printf("  parent:  %s\n", t->parent_comm ?: "-");
+        {
+                _cleanup_(freep) char *app = cgroup_path_app(t->cgroup);
+
+                if (app)
+                        printf("  app:     %s\n", app);
+        }
+        if (t->ancestors) {
+                _cleanup_(freep) char *a = task_ancestors_format(t);
+
+                printf("  ancestors: %s\n", a && *a ? a : "-");
+        }
         if (t->pid > 0) {
                 printf("  user:    %s (%u)\n", t->user ?: "?", (unsigned) t->uid);
                 printf("  group:   %s (%u)\n", t->group ?: "?", (unsigned) t->gid);
@@ -264,6 +276,13 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
                         if (!rule_match(m.rule, k))
                                 continue;
                         printf(" %s=%s", match_key_to_string(k), match_key_matched(m.rule, k, t));
+                        if (k == MATCH_ANCESTOR) {
+                                ssize_t i = match_ancestor_matched(m.rule, t);
+
+                                if (i >= 0)
+                                        printf(" (%.15s[%d], %zd level%s up)", t->ancestors[i].comm,
+                                               (int) t->ancestors[i].pid, i + 1, i == 0 ? "" : "s");
+                        }
                 }
                 printf(" matched\n");
         } else {

@@ -332,6 +332,10 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         printf("  exe:     %s\n", *dict_get(task, "exe") ? dict_get(task, "exe") : "-");
         printf("  cmdline: %s\n", *dict_get(task, "cmdline") ? dict_get(task, "cmdline") : "-");
         printf("  parent:  %s\n", *dict_get(task, "parent") ? dict_get(task, "parent") : "-");
+        if (*dict_get(task, "app"))
+                printf("  app:     %s\n", dict_get(task, "app"));
+        if (*dict_get(task, "ancestors"))
+                printf("  ancestors: %s\n", dict_get(task, "ancestors"));
         printf("  user:    %s (%s)\n", *dict_get(task, "user") ? dict_get(task, "user") : "?", dict_get(task, "uid"));
         printf("  group:   %s (%s)\n", *dict_get(task, "group") ? dict_get(task, "group") : "?",
                dict_get(task, "gid"));

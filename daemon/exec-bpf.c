@@ -20,6 +20,7 @@ enum {
         SLOT_UID,
         SLOT_GID,
         SLOT_CGROUP,
+        SLOT_ANCESTOR,
         _SLOT_MAX,
 };
 
@@ -79,6 +80,8 @@ static int try_load(ExecBpf *b, const ExecBpfOptions *o, bool btf) {
         bpf_program__set_autoload(b->skel->progs.exit_btf, btf);
         bpf_program__set_autoload(b->skel->progs.exec_tp, !btf);
         bpf_program__set_autoload(b->skel->progs.exit_tp, !btf);
+        bpf_program__set_autoload(b->skel->progs.rename_btf, btf);
+        bpf_program__set_autoload(b->skel->progs.rename_tp, !btf);
         r = exec_bpf__load(b->skel);
         if (r < 0)
                 return r;
@@ -164,6 +167,26 @@ bool exec_bpf_take_lost(ExecBpf *b) {
                 return false;
         __atomic_store_n(&b->skel->bss->lost_pending, false, __ATOMIC_RELEASE);
         return true;
+}
+
+size_t exec_bpf_take_renames_lost(ExecBpf *b, pid_t *pids, size_t max) {
+        int fd = bpf_map__fd(b->skel->maps.renames_lost);
+        uint32_t key, next;
+        size_t n = 0;
+
+        if (!__atomic_load_n(&b->skel->bss->renames_lost_pending, __ATOMIC_ACQUIRE))
+                return 0;
+        __atomic_store_n(&b->skel->bss->renames_lost_pending, false, __ATOMIC_RELEASE);
+        /* Take the first key each time: deleting while walking with get_next_key may restart the walk anyway. */
+        while (n < max && bpf_map_get_next_key(fd, NULL, &next) == 0) {
+                key = next;
+                if (bpf_map_delete_elem(fd, &key) < 0)
+                        break;
+                pids[n++] = (pid_t) key;
+        }
+        if (n == max)
+                __atomic_store_n(&b->skel->bss->renames_lost_pending, true, __ATOMIC_RELEASE);
+        return n;
 }
 
 /* The kernel's own account of a map's memory (fdinfo "memlock", the map's real usage since Linux 6.4). */
@@ -284,6 +307,7 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                 [SLOT_UID] = LATNICE_FILTER_F_UID,
                 [SLOT_GID] = LATNICE_FILTER_F_GID,
                 [SLOT_CGROUP] = LATNICE_FILTER_F_CGROUP,
+                [SLOT_ANCESTOR] = LATNICE_FILTER_F_ANCESTOR,
         };
         struct exec_bpf *s = b->skel;
         SlotBuild sb[_SLOT_MAX] = {
@@ -297,6 +321,7 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                 [SLOT_UID] = { s->maps.filter_uid, BPF_MAP_TYPE_HASH, sizeof(uint32_t) },
                 [SLOT_GID] = { s->maps.filter_gid, BPF_MAP_TYPE_HASH, sizeof(uint32_t) },
                 [SLOT_CGROUP] = { s->maps.filter_cgroup, BPF_MAP_TYPE_HASH, sizeof(uint64_t) },
+                [SLOT_ANCESTOR] = { s->maps.filter_ancestor, BPF_MAP_TYPE_HASH },
         };
         static const FilterSpec none = {};
         const FilterSpec *g = f->pass_all ? &none : f;
@@ -313,6 +338,15 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                         { g->parent, g->n_parent, LATNICE_COMM_LEN },
                 };
 
+                if (r >= 0) {
+                        size_t key_size = 0;
+
+                        sb[SLOT_ANCESTOR].keys = name_keys(g->ancestor, g->n_ancestor, true, LATNICE_EXE_BASE_LEN, false,
+                                                           &sb[SLOT_ANCESTOR].n, &key_size);
+                        sb[SLOT_ANCESTOR].key_size = (uint32_t) key_size;
+                        if (!sb[SLOT_ANCESTOR].keys)
+                                r = -ENOMEM;
+                }
                 for (size_t k = 0; k < 3 && r >= 0; k++)
                         for (size_t lpm = 0; lpm < 2 && r >= 0; lpm++) {
                                 SlotBuild *x = &sb[2 * k + lpm];
@@ -338,17 +372,21 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                 r = slot_prepare(b, i, &sb[i]);
         for (size_t i = 0; i < 6; i++)
                 free(sb[i].keys);
+        free(sb[SLOT_ANCESTOR].keys);
         if (r < 0) {
                 for (size_t i = 0; i < _SLOT_MAX; i++)
                         if (sb[i].fd >= 0)
                                 close(sb[i].fd);
-                /* The running filter may not cover the new rules: everything passes. */
+                /* The running filter may not cover the new rules: everything passes, renames too. */
                 s->bss->filter_active = false;
+                s->bss->want_renames = s->bss->want_renames || f->want_renames;
                 return r;
         }
 
         /* The swap: a few updates of one-slot arrays, with everything passing meanwhile. */
         s->bss->filter_active = false;
+        s->bss->want_renames = f->want_renames;
+        s->bss->renames_all = f->renames_all;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         for (size_t i = 0; i < _SLOT_MAX; i++) {
                 int outer = bpf_map__fd(sb[i].outer);
@@ -414,7 +452,7 @@ int exec_bpf_track(ExecBpf *b, pid_t pid, bool on) {
 
 int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret) {
         int fd = bpf_map__fd(b->skel->maps.counters), ncpu = libbpf_num_possible_cpus();
-        uint64_t sums[3] = {};
+        uint64_t sums[6] = {};
 
         if (ncpu <= 0)
                 return ncpu < 0 ? ncpu : -EINVAL;
@@ -423,13 +461,20 @@ int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret) {
 
                 if (!v)
                         return -ENOMEM;
-                for (uint32_t k = 0; k < 3; k++) {
+                for (uint32_t k = 0; k < ELEMENTSOF(sums); k++) {
                         if (bpf_map_lookup_elem(fd, &k, v) < 0)
                                 return -errno;
                         for (int c = 0; c < ncpu; c++)
                                 sums[k] += v[c];
                 }
         }
-        *ret = (ExecBpfCounters) { .execs = sums[0], .events = sums[1], .dropped = sums[2] };
+        *ret = (ExecBpfCounters) {
+                .execs = sums[0],
+                .events = sums[1],
+                .dropped = sums[2],
+                .renames = sums[3],
+                .rename_events = sums[4],
+                .renames_dropped = sums[5],
+        };
         return 0;
 }

@@ -46,6 +46,13 @@ int exec_bpf_consume(ExecBpf *b, unsigned budget);
 bool exec_bpf_take_lost(ExecBpf *b);
 
 /*
+ * Processes whose rename record was lost (ring buffer full): up to max of
+ * them, taken out of the kernel's list; the caller decides them from /proc.
+ * More may be left when max are returned (asked for again next time).
+ */
+size_t exec_bpf_take_renames_lost(ExecBpf *b, pid_t *pids, size_t max);
+
+/*
  * Loads the prefilter: maps created for this rule set, sized to it, filled,
  * then swapped in (an unchanged map is kept). uids/gids: resolved ids (the
  * caller resolves names). On failure everything passes.
@@ -64,6 +71,9 @@ typedef struct ExecBpfCounters {
         uint64_t execs;   /* every exec seen by the kernel side */
         uint64_t events;  /* exec events sent to us */
         uint64_t dropped; /* lost: ring buffer full */
+        uint64_t renames; /* renames of a process after exec seen by the kernel side */
+        uint64_t rename_events; /* of these, sent to us (the prefilter let them through) */
+        uint64_t renames_dropped; /* records that did not fit: the process was decided from /proc instead */
 } ExecBpfCounters;
 
 int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret);

@@ -38,7 +38,7 @@ ExecEventType task_info_from_event(const void *data, size_t size, uint64_t ns_pe
                 ret->start_time = x->start_boottime / ns_per_tick;
                 return ret->type = EXEC_EVENT_EXIT;
         }
-        if (ev->type != LATNICE_EVENT_EXEC || size < sizeof(struct latnice_event) || ev->exe_len == 0 ||
+        if ((ev->type != LATNICE_EVENT_EXEC && ev->type != LATNICE_EVENT_RENAME) || size < sizeof(struct latnice_event) || ev->exe_len == 0 ||
             (size_t) ev->exe_len + ev->args_len > size - sizeof(struct latnice_event))
                 return EXEC_EVENT_INVALID;
         exe = (const char *) (ev + 1);
@@ -86,5 +86,5 @@ ExecEventType task_info_from_event(const void *data, size_t size, uint64_t ns_pe
                 ret->has_args = true;
                 ret->args_len = len;
         }
-        return ret->type = EXEC_EVENT_EXEC;
+        return ret->type = ev->type == LATNICE_EVENT_RENAME ? EXEC_EVENT_RENAME : EXEC_EVENT_EXEC;
 }

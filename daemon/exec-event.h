@@ -18,6 +18,7 @@ typedef enum ExecEventType {
         EXEC_EVENT_INVALID, /* too short, unknown type, lengths beyond the record, strings without their NUL */
         EXEC_EVENT_EXEC,
         EXEC_EVENT_EXIT,
+        EXEC_EVENT_RENAME, /* a process renamed itself after exec: an EXEC record without the execve() path */
 } ExecEventType;
 
 /* argv words a record's arguments are split into, the last one NULL. */
@@ -34,7 +35,7 @@ typedef struct ExecEvent {
         ExecEventType type;
         pid_t pid;
         uint64_t start_time;        /* clock ticks since boot, as in /proc/PID/stat */
-        /* EXEC only: */
+        /* EXEC and RENAME only: */
         uint64_t parent_start_time; /* the same of the parent */
         uint64_t cgroup_id;
         uint64_t ktime;             /* CLOCK_MONOTONIC ns when the exec finished */

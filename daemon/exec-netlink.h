@@ -12,6 +12,7 @@
 typedef enum NetlinkEventType {
         NETLINK_EVENT_EXEC,
         NETLINK_EVENT_EXIT,
+        NETLINK_EVENT_RENAME, /* of a thread group leader: the process's name changed */
 } NetlinkEventType;
 
 typedef int (*netlink_handler_t)(void *userdata, NetlinkEventType type, pid_t pid, pid_t tid);

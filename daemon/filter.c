@@ -10,6 +10,7 @@ void filter_spec_done(FilterSpec *f) {
         free(f->comm);
         free(f->exe);
         free(f->parent);
+        free(f->ancestor);
         strv_free(f->users);
         strv_free(f->groups);
         strv_free(f->units);
@@ -90,6 +91,22 @@ static bool all_expressible(char * const *values, size_t max, bool exe) {
         return true;
 }
 
+/*
+ * Ancestor= names the kernel compares whole with the ancestors' command
+ * names and file names; paths and globs it cannot check.
+ */
+static bool ancestors_expressible(char * const *values) {
+        FilterName n;
+
+        if (!values || !values[0])
+                return false;
+        for (char * const *v = values; *v; v++)
+                if (strchr(*v, '/') || string_is_glob(*v) || !name_expressible(*v, LATNICE_EXE_BASE_LEN, &n) ||
+                    !n.exact)
+                        return false;
+        return true;
+}
+
 static bool ids_expressible(char * const *values) {
         if (!values || !values[0])
                 return false;
@@ -103,6 +120,7 @@ bool filter_rule_checkable(const Rule *r) {
         return all_expressible(rule_match(r, MATCH_COMM), LATNICE_COMM_LEN, false) ||
                all_expressible(rule_match(r, MATCH_EXE), LATNICE_EXE_BASE_LEN, true) ||
                all_expressible(rule_match(r, MATCH_PARENT), LATNICE_COMM_LEN, false) ||
+               ancestors_expressible(rule_match(r, MATCH_ANCESTOR)) ||
                ids_expressible(rule_match(r, MATCH_USER)) || ids_expressible(rule_match(r, MATCH_GROUP)) ||
                (rule_match(r, MATCH_UNIT) && rule_match(r, MATCH_UNIT)[0]);
 }
@@ -166,7 +184,7 @@ static int add_strv(char ***list, char * const *values) {
 
 int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
         FilterSpec f = {};
-        size_t a_comm = 0, a_exe = 0, a_parent = 0;
+        size_t a_comm = 0, a_exe = 0, a_parent = 0, a_ancestor = 0;
         int r = 0;
 
         for (size_t i = 0; i < s->n_rules && r >= 0; i++) {
@@ -176,6 +194,12 @@ int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
                         continue;
                 if (rule_match(rule, MATCH_CMDLINE))
                         f.want_args = true;
+                if (rule_match(rule, MATCH_COMM)) {
+                        f.want_renames = true;
+                        /* Renames are checked against the comm names only, whichever key files the rule. */
+                        if (!all_expressible(rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN, false))
+                                f.renames_all = true;
+                }
                 if (f.pass_all)
                         continue;
 
@@ -187,6 +211,9 @@ int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
                 else if (all_expressible(rule_match(rule, MATCH_PARENT), LATNICE_COMM_LEN, false))
                         r = add_names(&f.parent, &f.n_parent, &a_parent, rule_match(rule, MATCH_PARENT), LATNICE_COMM_LEN,
                                       false);
+                else if (ancestors_expressible(rule_match(rule, MATCH_ANCESTOR)))
+                        r = add_names(&f.ancestor, &f.n_ancestor, &a_ancestor, rule_match(rule, MATCH_ANCESTOR),
+                                      LATNICE_EXE_BASE_LEN, false);
                 else if (ids_expressible(rule_match(rule, MATCH_USER)))
                         r = add_strv(&f.users, rule_match(rule, MATCH_USER));
                 else if (ids_expressible(rule_match(rule, MATCH_GROUP)))
@@ -197,13 +224,13 @@ int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
                         f.pass_all = true;
                         if (asprintf(&f.pass_all_reason,
                                      "[Process %s] %s:%u has no key the kernel can check (a name or a glob with a "
-                                     "literal start in Comm=, Exe=, Parent=, or User=, Group=, Unit=)",
+                                     "literal start in Comm=, Exe=, Parent=, a name in Ancestor=, or User=, Group=, Unit=)",
                                      rule->name, rule->file, rule->line) < 0)
                                 r = -ENOMEM;
                 }
         }
         if (r >= 0 && !f.pass_all &&
-            (f.n_comm > capacity || f.n_exe > capacity || f.n_parent > capacity)) {
+            (f.n_comm > capacity || f.n_exe > capacity || f.n_parent > capacity || f.n_ancestor > capacity)) {
                 f.pass_all = true;
                 if (asprintf(&f.pass_all_reason, "more than %zu names in one prefilter map", capacity) < 0)
                         r = -ENOMEM;

@@ -2,7 +2,8 @@
 /*
  * What the in-kernel prefilter must let through for a RuleSet. For every
  * process rule one key the kernel can check cheaply is chosen (names of
- * Comm=, of Exe='s file name, of Parent=, or User=/Group= ids, Unit=);
+ * Comm=, of Exe='s file name, of Parent=, exact names of Ancestor=, or
+ * User=/Group= ids, Unit=);
  * keys are ANDed, so one such key suffices. A glob is narrowed to what the
  * kernel can check, its literal start ("Foo[Steam].exe" lets "Foo..."
  * through) or, for an Exe= path glob, a literal file name; user space
@@ -26,6 +27,8 @@ typedef struct FilterName {
 typedef struct FilterSpec {
         bool pass_all;
         bool want_args;
+        bool want_renames;       /* some process rule has Comm=: a rename after exec can change a decision */
+        bool renames_all;        /* one has a Comm= the comm names cannot express: every rename passes */
         char *pass_all_reason;   /* which rule forced pass_all, for the log */
         FilterName *comm;
         size_t n_comm;
@@ -33,6 +36,8 @@ typedef struct FilterSpec {
         size_t n_exe;
         FilterName *parent;
         size_t n_parent;
+        FilterName *ancestor;    /* Ancestor= names, exact only: checked against ancestors' comm and file name */
+        size_t n_ancestor;
         char **users;            /* User= values (names or numbers) */
         char **groups;
         char **units;            /* Unit= patterns of rules that rely on the cgroup ancestry */

@@ -362,17 +362,19 @@ static int list_applied(Manager *m, sd_bus_message *call, const BusCaller *c, bo
 CALLER_METHOD(method_list_applied, list_applied, false)
 
 static int append_task_dict(sd_bus_message *reply, const TaskInfo *t) {
-        _cleanup_(freep) char *cmdline = NULL, *unit = NULL;
+        _cleanup_(freep) char *cmdline = NULL, *unit = NULL, *ancestors = NULL, *app = NULL;
         char uid[16], gid[16], pid[16];
         Esc e = {};
         int r;
 
         cmdline = t->argv ? strv_join(t->argv, " ") : NULL;
         unit = cgroup_path_unit(t->cgroup);
+        ancestors = task_ancestors_format(t);
+        app = cgroup_path_app(t->cgroup);
         snprintf(pid, sizeof(pid), "%d", (int) t->pid);
         snprintf(uid, sizeof(uid), "%u", (unsigned) t->uid);
         snprintf(gid, sizeof(gid), "%u", (unsigned) t->gid);
-        r = sd_bus_message_append(reply, "a{ss}", 11, "pid", pid, "comm", esc(&e, t->comm), "exe", esc(&e, t->exe),
+        r = sd_bus_message_append(reply, "a{ss}", 13, "ancestors", esc(&e, ancestors), "app", esc(&e, app), "pid", pid, "comm", esc(&e, t->comm), "exe", esc(&e, t->exe),
                                   "cmdline", esc(&e, cmdline), "parent", esc(&e, t->parent_comm), "uid", uid, "user",
                                   esc(&e, t->user), "gid", gid, "group", esc(&e, t->group), "cgroup",
                                   esc(&e, t->cgroup), "unit", esc(&e, unit));

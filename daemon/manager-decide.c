@@ -473,6 +473,8 @@ int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
                 what |= PROC_CGROUP;
         if (m->needs_names)
                 what |= PROC_NAMES;
+        if (m->needs_ancestors)
+                what |= PROC_ANCESTORS;
 
         r = proc_task_read(m->proc_fd, pid, what, &p);
         if (r < 0)

@@ -146,17 +146,20 @@ int manager_update_filter(Manager *m) {
         filter_spec_done(&m->filter);
         m->filter = f;
 
-        m->needs_cgroup = m->needs_names = m->needs_parent = m->needs_exe = false;
+        m->needs_cgroup = m->needs_names = m->needs_parent = m->needs_exe = m->needs_ancestors = false;
         for (size_t i = 0; i < m->rules->n_rules; i++) {
                 const Rule *rule = &m->rules->rules[i];
 
                 if (rule_match(rule, MATCH_EXE))
                         m->needs_exe = true;
 
-                if (rule_match(rule, MATCH_CGROUP) || rule_match(rule, MATCH_UNIT) || rule->kind == RULE_UNIT)
+                if (rule_match(rule, MATCH_CGROUP) || rule_match(rule, MATCH_UNIT) || rule_match(rule, MATCH_APP) ||
+                    rule->kind == RULE_UNIT)
                         m->needs_cgroup = true;
                 if (rule_match(rule, MATCH_PARENT))
                         m->needs_parent = true;
+                if (rule_match(rule, MATCH_ANCESTOR))
+                        m->needs_ancestors = true;
                 for (MatchKey k = MATCH_USER; k <= MATCH_GROUP; k++)
                         for (char **v = rule_match(rule, k); v && *v; v++) {
                                 uint64_t id;
@@ -215,8 +218,8 @@ int manager_update_filter(Manager *m) {
                 filter_names_count(m->filter.parent, m->filter.n_parent, &pe, &pp);
                 if (asprintf(&m->prefilter,
                              "on: %zu command names (%zu prefixes), %zu binary names (%zu prefixes), %zu parent names "
-                             "(%zu prefixes), %zu users, %zu groups, %zu cgroups",
-                             ce, cp, ee, ep, pe, pp, n_uids, n_gids, n_cgroup_ids) < 0)
+                             "(%zu prefixes), %zu users, %zu groups, %zu cgroups, %zu ancestor names",
+                             ce, cp, ee, ep, pe, pp, n_uids, n_gids, n_cgroup_ids, m->filter.n_ancestor) < 0)
                         m->prefilter = NULL;
                 log_info("Prefilter %s; %" PRIu64 " kB of kernel memory (%" PRIu64 " kB with the ring buffer and "
                          "the other maps), loaded in %" PRIu64 " us.",
@@ -227,8 +230,9 @@ int manager_update_filter(Manager *m) {
         free(m->filter.comm);
         free(m->filter.exe);
         free(m->filter.parent);
-        m->filter.comm = m->filter.exe = m->filter.parent = NULL;
-        m->filter.n_comm = m->filter.n_exe = m->filter.n_parent = 0;
+        free(m->filter.ancestor);
+        m->filter.comm = m->filter.exe = m->filter.parent = m->filter.ancestor = NULL;
+        m->filter.n_comm = m->filter.n_exe = m->filter.n_parent = m->filter.n_ancestor = 0;
         return 0;
 }
 

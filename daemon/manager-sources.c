@@ -129,9 +129,13 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
         Manager *m = userdata;
         _cleanup_(freep) char *cgroup = NULL;
         _cleanup_(strv_freep) char **full_argv = NULL;
+        TaskAncestor *ancestors = NULL;
+        size_t n_ancestors = 0;
         char user[256], group[256];
+        int r;
         ExecEvent ev;
         TaskInfo *t = &ev.task;
+        bool renamed = false;
 
         switch (task_info_from_event(data, size, m->ns_per_tick, &buf, &ev)) {
         case EXEC_EVENT_EXIT: {
@@ -143,6 +147,11 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 }
                 return 0;
         }
+        case EXEC_EVENT_RENAME:
+                /* Decided again under its new name; its value is no longer just inherited. */
+                log_debug("PID %d renamed itself to '%s', deciding again.", (int) ev.pid, t->comm);
+                renamed = true;
+                break;
         case EXEC_EVENT_EXEC:
                 break;
         default:
@@ -213,7 +222,22 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 }
                 t->cgroup = cgroup;
         }
-        if (manager_decide(m, t, ev.start_time, ev.parent_start_time, true) > 0 && m->latency_ring) {
+        if (m->needs_ancestors) {
+                /* From the parent the record names: a process gone already still has its ancestors. */
+                pid_t ppid = t->ppid;
+                ProcStat st;
+
+                if (ppid <= 0 && proc_stat_read_pid(m->proc_fd, t->pid, 0, &st) >= 0 && st.start_time == ev.start_time)
+                        ppid = st.ppid; /* in a child pid namespace the record cannot name it */
+                if (ppid > 0 && proc_ancestors_read(m->proc_fd, ppid, ev.start_time, LATNICE_ANCESTORS_MAX, &ancestors,
+                                                    &n_ancestors) >= 0) {
+                        t->ancestors = ancestors;
+                        t->n_ancestors = n_ancestors;
+                }
+        }
+        r = manager_decide(m, t, ev.start_time, ev.parent_start_time, !renamed);
+        task_ancestors_free(ancestors, n_ancestors);
+        if (r > 0 && !renamed && m->latency_ring) {
                 struct timespec ts;
                 uint64_t now, d;
 
@@ -243,6 +267,20 @@ static int manager_on_bpf(sd_event_source *s, int fd, uint32_t revents, void *us
         if (r < 0)
                 log_warning_errno(r, "Failed to read the BPF ring buffer: %m");
         manager_exec_source_throttle(s, r > 0);
+        if (r == 0) {
+                /*
+                 * Renames that did not fit: those processes, not all of them,
+                 * are decided again from /proc, once the ring buffer is empty:
+                 * a record still queued is older than what /proc says now, and
+                 * deciding it afterwards would undo the newer decision.
+                 */
+                pid_t pids[EXEC_BUDGET];
+                size_t n = exec_bpf_take_renames_lost(m->bpf, pids, ELEMENTSOF(pids));
+
+                for (size_t i = 0; i < n; i++)
+                        (void) manager_decide_pid(m, pids[i], false);
+                /* XXX: more than that are left for the next wakeup. */
+        }
         if (exec_bpf_take_lost(m->bpf)) {
                 ExecBpfCounters c;
 
@@ -274,8 +312,11 @@ static int manager_on_netlink_event(void *userdata, NetlinkEventType type, pid_t
                 manager_forget(m, pid);
                 return 0;
         }
+        /* Without an in-kernel filter, a rename is worth a /proc read only where a Comm= rule could care. */
+        if (type == NETLINK_EVENT_RENAME && !m->filter.want_renames && !applied_table_get(m->applied, pid))
+                return 0;
         m->events_seen++;
-        r = manager_decide_pid(m, pid, true);
+        r = manager_decide_pid(m, pid, type == NETLINK_EVENT_EXEC);
         if (r == -ESRCH)
                 log_debug("Process %d exited before /proc could be read.", (int) pid);
         return 0;
@@ -306,8 +347,11 @@ static int scan_entry_compare(const void *a, const void *b) {
         return x->start_time < y->start_time ? -1 : x->start_time > y->start_time;
 }
 
+/* Seen in the previous walk, under the same name. */
 static bool scan_prev_has(Manager *m, const ScanEntry *e) {
-        return bsearch(e, m->scan_prev, m->n_scan_prev, sizeof(ScanEntry), scan_entry_compare) != NULL;
+        const ScanEntry *p = bsearch(e, m->scan_prev, m->n_scan_prev, sizeof(ScanEntry), scan_entry_compare);
+
+        return p && strncmp(p->comm, e->comm, sizeof(e->comm)) == 0;
 }
 
 /*
@@ -346,6 +390,7 @@ static bool scan_job_step(Manager *m, ScanJob *j, size_t chunk) {
                 if (st.flags & PROC_PF_KTHREAD)
                         continue;
                 e = (ScanEntry) { .pid = pid, .start_time = st.start_time };
+                memcpy(e.comm, st.comm, sizeof(e.comm));
                 j->now[j->n_now++] = e;
                 if (!j->all && scan_prev_has(m, &e))
                         continue;

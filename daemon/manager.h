@@ -51,6 +51,7 @@ typedef struct ManagerOptions {
 typedef struct ScanEntry {
         pid_t pid;
         uint64_t start_time;
+        char comm[16];       /* a process that renamed itself since the last walk is decided again */
 } ScanEntry;
 
 typedef struct NameCacheEntry {
@@ -118,6 +119,7 @@ struct Manager {
         bool needs_names;    /* some rule matches User=/Group= by name */
         bool needs_exe;      /* some rule matches Exe=: resolve the executable's path */
         bool needs_parent;
+        bool needs_ancestors; /* some rule has Ancestor=: read the chain of parents */
 
         SchedProbe probe;
         AppliedTable *applied;

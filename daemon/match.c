@@ -3,7 +3,8 @@
  * Rule matching. Keys are ANDed, the values of one key are alternatives;
  * a value is an exact string unless it contains glob characters. Cmdline=
  * values match any argv word or its file name, so "python3 /usr/bin/tool.py"
- * matches Cmdline=tool.py.
+ * matches Cmdline=tool.py, and "Z:\\games\\Game.exe" (how Wine spells a
+ * Windows path in argv) matches Cmdline=Game.exe.
  *
  * Exe= is the one key a process cannot fake: a path names a file as latniced
  * sees it, and matches only a task that runs that very file (the same inode,
@@ -63,11 +64,18 @@ static bool exe_matches(const char *pattern, const TaskInfo *t) {
         return !t->exe_is || t->exe_is(t, exe, t->exe_userdata);
 }
 
+/* The file name of an argv word: after its last '/', or after the last '\\' of a Windows path. */
+static const char *cmdline_word_name(const char *w) {
+        const char *b = path_basename(w), *bs = strrchr(b, '\\');
+
+        return bs && bs[1] ? bs + 1 : b;
+}
+
 static bool cmdline_matches(const char *pattern, char * const *argv) {
         if (!argv)
                 return false;
         for (char * const *a = argv; *a; a++) {
-                const char *b = path_basename(*a);
+                const char *b = cmdline_word_name(*a);
 
                 if (value_matches(pattern, *a) || (b != *a && value_matches(pattern, b)))
                         return true;
@@ -129,6 +137,62 @@ bool cgroup_path_in_unit(const char *cgroup, const char *pattern) {
         return false;
 }
 
+/* The app ID one path component (len bytes) names, copied into buf (size > len); false if none. */
+static bool unit_app_id(const char *s, size_t len, char *buf, size_t size) {
+        static const char * const flatpak[] = { "app-flatpak-", "flatpak-" };
+        const size_t scope = strlen(".scope");
+
+        if (len >= size)
+                return false;
+        if (len > 5 && strncmp(s, "snap.", 5) == 0) {
+                const char *dot = memchr(s + 5, '.', len - 5);
+
+                if (!dot || dot == s + 5)
+                        return false;
+                memcpy(buf, s + 5, (size_t) (dot - s - 5));
+                buf[dot - s - 5] = 0;
+                return true;
+        }
+        if (len <= scope || strncmp(s + len - scope, ".scope", scope) != 0)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(flatpak); i++) {
+                size_t pl = strlen(flatpak[i]), e = len - scope;
+
+                if (len <= pl + scope || strncmp(s, flatpak[i], pl) != 0)
+                        continue;
+                /* the instance: "-" and digits at the end */
+                while (e > pl && s[e - 1] >= '0' && s[e - 1] <= '9')
+                        e--;
+                if (e == len - scope || e <= pl + 1 || s[e - 1] != '-')
+                        return false;
+                memcpy(buf, s + pl, e - 1 - pl);
+                buf[e - 1 - pl] = 0;
+                return true;
+        }
+        return false;
+}
+
+char *cgroup_path_app(const char *cgroup) {
+        char buf[256], best[256] = "";
+
+        for (const char *p = cgroup; p && *p;) {
+                const char *e;
+
+                p += strspn(p, "/");
+                e = strchrnul(p, '/');
+                if (e > p && unit_app_id(p, (size_t) (e - p), buf, sizeof(buf)))
+                        memcpy(best, buf, sizeof(best));
+                p = e;
+        }
+        return best[0] ? strdup(best) : NULL;
+}
+
+static bool app_matches(const char *pattern, const char *cgroup) {
+        _cleanup_(freep) char *app = cgroup_path_app(cgroup);
+
+        return app && value_matches(pattern, app);
+}
+
 char *cgroup_path_unit(const char *cgroup) {
         const char *p = cgroup, *best = NULL;
         size_t best_len = 0;
@@ -147,6 +211,23 @@ char *cgroup_path_unit(const char *cgroup) {
                 p = e;
         }
         return best ? strndup(best, best_len) : NULL;
+}
+
+/*
+ * An Ancestor= value: a path is compared with the ancestor's executable
+ * path, a name with its command name and its executable's file name.
+ */
+static bool ancestor_matches(const char *pattern, const TaskAncestor *a) {
+        if (strchr(pattern, '/'))
+                return a->exe && value_matches(pattern, a->exe);
+        return value_matches(pattern, a->comm) || (a->exe && value_matches(pattern, path_basename(a->exe)));
+}
+
+static ssize_t ancestor_index(const char *pattern, const TaskInfo *t) {
+        for (size_t i = 0; i < t->n_ancestors; i++)
+                if (ancestor_matches(pattern, &t->ancestors[i]))
+                        return (ssize_t) i;
+        return -1;
 }
 
 /* Does one value of key k match the task? */
@@ -168,6 +249,10 @@ static bool pattern_matches(MatchKey k, const char *pattern, const TaskInfo *t) 
                 return value_matches(pattern, t->cgroup);
         case MATCH_UNIT:
                 return cgroup_path_in_unit(t->cgroup, pattern);
+        case MATCH_ANCESTOR:
+                return ancestor_index(pattern, t) >= 0;
+        case MATCH_APP:
+                return app_matches(pattern, t->cgroup);
         default:
                 return false;
         }
@@ -182,6 +267,34 @@ static const char *values_matched(MatchKey k, char * const *values, const TaskIn
 
 const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t) {
         return values_matched(k, rule_match(r, k), t);
+}
+
+char *task_ancestors_format(const TaskInfo *t) {
+        size_t size = 1;
+        char *s, *p;
+
+        for (size_t i = 0; i < t->n_ancestors; i++)
+                size += sizeof(t->ancestors[i].comm) + 16 + 4;
+        s = p = malloc(size);
+        if (!s)
+                return NULL;
+        *p = 0;
+        for (size_t i = 0; i < t->n_ancestors; i++)
+                p += snprintf(p, size - (size_t) (p - s), "%s%.15s[%d]", i ? " <- " : "", t->ancestors[i].comm,
+                              (int) t->ancestors[i].pid);
+        return s;
+}
+
+ssize_t match_ancestor_matched(const Rule *r, const TaskInfo *t) {
+        ssize_t best = -1;
+
+        for (char * const *p = rule_match(r, MATCH_ANCESTOR); p && *p; p++) {
+                ssize_t i = ancestor_index(*p, t);
+
+                if (i >= 0 && (best < 0 || i < best))
+                        best = i;
+        }
+        return best;
 }
 
 bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed) {
@@ -618,7 +731,7 @@ static int index_candidates(MatchIndex *ix, const TaskInfo *t) {
                 r = index_lookup(ix, IX_PARENT, t->parent_comm);
         if (r >= 0 && t->argv && slot_used(ix, IX_CMDLINE))
                 for (char * const *a = t->argv; *a && r >= 0; a++) {
-                        const char *b = path_basename(*a);
+                        const char *b = cmdline_word_name(*a);
 
                         r = index_lookup(ix, IX_CMDLINE, *a);
                         if (r >= 0 && b != *a)

@@ -14,6 +14,13 @@
 
 typedef struct TaskInfo TaskInfo;
 
+/* One ancestor of a task: its parent first, then the parent's parent, ... */
+typedef struct TaskAncestor {
+        pid_t pid;
+        char comm[16];
+        char *exe;               /* NULL if unknown (another user's process without CAP_SYS_PTRACE) */
+} TaskAncestor;
+
 /*
  * Is the file at path, as latniced sees the file system, the executable
  * the task runs (the same inode)? The caller supplies it, because it needs
@@ -38,6 +45,8 @@ struct TaskInfo {
         const char *group;       /* name of gid, NULL if unknown */
         const char *cgroup;      /* cgroup v2 (or name=systemd) path, NULL if unknown */
         bool argv_truncated;     /* argv holds only the first words (what the BPF record had room for) */
+        const TaskAncestor *ancestors; /* nearest first, NULL if unknown (Ancestor= then matches nothing) */
+        size_t n_ancestors;
 };
 
 typedef struct MatchResult {
@@ -53,6 +62,12 @@ bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed);
 
 /* The value of key k that matches the task (for explain), or NULL. */
 const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t);
+
+/* "reaper[1234] <- steam[1200] <- systemd[1]": the chain, nearest first, newly allocated; NULL on OOM. */
+char *task_ancestors_format(const TaskInfo *t);
+
+/* The nearest ancestor that one of the rule's Ancestor= values matches (its index: levels up - 1), or -1. */
+ssize_t match_ancestor_matched(const Rule *r, const TaskInfo *t);
 
 /*
  * First process rule that matches wins. With want_shadowed, also collects the
@@ -101,6 +116,14 @@ const Rule *match_unit(const RuleSet *s, const char *unit);
  * candidates: a process in /game.slice/run-1.scope runs "in" both.
  */
 bool cgroup_path_in_unit(const char *cgroup, const char *pattern);
+
+/*
+ * The application ID of a cgroup path: of the innermost unit named like a
+ * Flatpak app's scope (app-flatpak-<ID>-<N>.scope, older Flatpak:
+ * flatpak-<ID>-<N>.scope) or a Snap's (snap.<NAME>.*), newly allocated;
+ * NULL if there is none (or on OOM).
+ */
+char *cgroup_path_app(const char *cgroup);
 
 /* The innermost unit of a cgroup path, newly allocated, or NULL if there is none. */
 char *cgroup_path_unit(const char *cgroup);

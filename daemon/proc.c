@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <pwd.h>
 
+#include "latnice/event.h"
 #include "proc.h"
 #include "util.h"
 
@@ -228,7 +229,55 @@ char *gid_to_name(gid_t gid) {
         return NULL;
 }
 
+void task_ancestors_free(TaskAncestor *a, size_t n) {
+        for (size_t i = 0; i < n && a; i++)
+                free(a[i].exe);
+        free(a);
+}
+
+int proc_ancestors_read(int proc_fd, pid_t ppid, uint64_t start_time, size_t max, TaskAncestor **ret,
+                        size_t *ret_n) {
+        TaskAncestor *v;
+        size_t n = 0;
+
+        v = calloc(max + 1, sizeof(TaskAncestor));
+        if (!v)
+                return -ENOMEM;
+        while (n < max && ppid > 0) {
+                char path[32], buf[4096];
+                bool loop = false;
+                ProcStat st;
+                ssize_t l;
+
+                for (size_t i = 0; i < n; i++)
+                        loop = loop || v[i].pid == ppid;
+                if (loop || proc_stat_read_pid(proc_fd, ppid, 0, &st) < 0 || st.start_time > start_time)
+                        break;
+                v[n].pid = ppid;
+                memcpy(v[n].comm, st.comm, sizeof(v[n].comm));
+                v[n].comm[sizeof(v[n].comm) - 1] = 0;
+                snprintf(path, sizeof(path), "%d/exe", (int) ppid);
+                l = readlinkat(proc_fd, path, buf, sizeof(buf) - 1);
+                if (l > 0) {
+                        buf[l] = 0;
+                        v[n].exe = strdup(buf);
+                        if (!v[n].exe) {
+                                task_ancestors_free(v, n);
+                                return -ENOMEM;
+                        }
+                }
+                n++;
+                /* Read after the exe: had the pid been reused meanwhile, its start time tells the next round. */
+                start_time = st.start_time;
+                ppid = st.ppid;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
 void proc_task_done(ProcTask *t) {
+        task_ancestors_free(t->ancestors, t->n_ancestors);
         free(t->exe);
         strv_free(t->argv);
         free(t->cgroup);
@@ -293,6 +342,12 @@ int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret) {
                 if (proc_stat_read_pid(proc_fd, t.stat.ppid, 0, &ps) >= 0)
                         memcpy(t.parent_comm, ps.comm, sizeof(t.parent_comm));
         }
+        if ((what & PROC_ANCESTORS) && t.stat.ppid > 0) {
+                r = proc_ancestors_read(proc_fd, t.stat.ppid, t.stat.start_time, LATNICE_ANCESTORS_MAX, &t.ancestors,
+                                        &t.n_ancestors);
+                if (r < 0)
+                        goto fail;
+        }
         if (what & PROC_CGROUP) {
                 _cleanup_(freep) char *buf = NULL;
 
@@ -322,6 +377,8 @@ void proc_task_to_info(const ProcTask *p, TaskInfo *ret) {
                 .user = p->user,
                 .group = p->group,
                 .cgroup = p->cgroup,
+                .ancestors = p->ancestors,
+                .n_ancestors = p->n_ancestors,
         };
 }
 

@@ -30,7 +30,8 @@ typedef enum ProcWhat {
         PROC_IDS = 1 << 3,
         PROC_CGROUP = 1 << 4,
         PROC_NAMES = 1 << 5, /* resolve uid/gid to names (NSS) */
-        PROC_ALL = (1 << 6) - 1,
+        PROC_ANCESTORS = 1 << 6, /* the chain of parents, for Ancestor= */
+        PROC_ALL = (1 << 7) - 1,
 } ProcWhat;
 
 typedef struct ProcTask {
@@ -44,6 +45,8 @@ typedef struct ProcTask {
         char *cgroup;
         char *user;
         char *group;
+        TaskAncestor *ancestors;
+        size_t n_ancestors;
 } ProcTask;
 
 /* Parses one /proc/PID/stat (or /proc/PID/task/TID/stat) line. */
@@ -63,6 +66,18 @@ typedef struct ProcIds {
 } ProcIds;
 /* Real and effective uid and real gid from /proc/PID/status; -ESRCH if it is gone. */
 int proc_ids_read(int proc_fd, pid_t pid, ProcIds *ret);
+
+/*
+ * The ancestors of a process whose parent is ppid and which started at
+ * start_time, nearest first, at most max of them. A parent never starts
+ * after its child: an older-looking "parent" is a later process that got
+ * a dead parent's pid, and the chain ends there; a pid seen twice (a loop)
+ * ends it too. The chain ends at a process without a parent (pid 1, or the
+ * namespace's init) or one /proc no longer has.
+ */
+int proc_ancestors_read(int proc_fd, pid_t ppid, uint64_t start_time, size_t max, TaskAncestor **ret,
+                        size_t *ret_n);
+void task_ancestors_free(TaskAncestor *a, size_t n);
 
 int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret);
 void proc_task_done(ProcTask *t);

@@ -37,6 +37,8 @@ static const char * const match_key_table[_MATCH_KEY_MAX] = {
         [MATCH_GROUP] = "Group",
         [MATCH_CGROUP] = "Cgroup",
         [MATCH_UNIT] = "Unit",
+        [MATCH_ANCESTOR] = "Ancestor",
+        [MATCH_APP] = "App",
 };
 
 static const char * const rule_kind_table[_RULE_KIND_MAX] = {
@@ -459,6 +461,18 @@ static int parse_words(ParseContext *c, const char *key, const char *value, char
                         parse_error(c, c->reader.line,
                                     "Comm=\"%s\" can never match: it is %zu bytes and the kernel keeps only the first 15 "
                                     "bytes of a command name; use Exe=\"%s\" (the file name) instead", *w, l, *w);
+                        continue;
+                }
+                if (k == MATCH_ANCESTOR && strchr(*w, '/') && (*w)[0] != '/') {
+                        parse_error(c, c->reader.line,
+                                    "Ancestor=%s must be a name (command or file name) or an absolute path", *w);
+                        continue;
+                }
+                if (k == MATCH_APP && (l > 255 || strspn(*w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                                 "0123456789._-*?[]") != l)) {
+                        parse_error(c, c->reader.line,
+                                    "App=%s is not an application ID: letters, digits, '.', '_' and '-' (and globs), "
+                                    "at most 255 bytes, e.g. App=com.valvesoftware.Steam or App=firefox", *w);
                         continue;
                 }
                 if ((k == MATCH_CGROUP) && (*w)[0] != '/' && !string_is_glob(*w)) {

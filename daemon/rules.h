@@ -26,6 +26,8 @@ typedef enum MatchKey {
         MATCH_GROUP,
         MATCH_CGROUP,
         MATCH_UNIT,
+        MATCH_ANCESTOR, /* any ancestor's command name or executable, nearest first */
+        MATCH_APP,      /* the Flatpak or Snap application ID, from the systemd unit the process runs in */
         _MATCH_KEY_MAX,
 } MatchKey;
 

@@ -193,8 +193,32 @@ static void test_invalid(void) {
         ASSERT_EQ(task_info_from_event(&b, n, 0, &buf, &ev), EXEC_EVENT_INVALID);
 }
 
+/* A rename record: the exec layout with the new name and no execve() path; the binary by its file name. */
+static void test_rename(void) {
+        static struct latnice_event_buf b;
+        static ExecEventBuf buf;
+        ExecEvent ev;
+        size_t n;
+
+        n = build(&b, "", "wine64-preloader", "Z:\\games\\Game.exe", 18);
+        b.ev.type = LATNICE_EVENT_RENAME;
+        snprintf(b.ev.comm, sizeof(b.ev.comm), "Game.exe");
+        ASSERT_EQ(task_info_from_event(&b, n, NS_PER_TICK, &buf, &ev), EXEC_EVENT_RENAME);
+        ASSERT_EQ(ev.pid, 4242);
+        ASSERT_EQ(ev.start_time, 777);
+        ASSERT_STREQ(ev.task.comm, "Game.exe");
+        ASSERT_TRUE(!ev.exe_exact);
+        ASSERT_STREQ(ev.exe_guess, "wine64-preloader");
+        ASSERT_TRUE(ev.has_args);
+        ASSERT_STREQ(ev.task.argv[0], "Z:\\games\\Game.exe");
+        /* a type beyond the known ones is still invalid */
+        b.ev.type = LATNICE_EVENT_RENAME + 1;
+        ASSERT_EQ(task_info_from_event(&b, n, NS_PER_TICK, &buf, &ev), EXEC_EVENT_INVALID);
+}
+
 int main(void) {
         test_exec();
+        test_rename();
         test_exe_guess();
         test_args();
         test_exit();

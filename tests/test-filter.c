@@ -54,7 +54,59 @@ static void test_keys(void) {
         ASSERT_EQ(strv_length(f.groups), 1);
         ASSERT_EQ(strv_length(f.units), 1);
         ASSERT_STREQ(f.units[0], "game.slice");
+        /* rule e has Comm=*x*, which the comm names cannot express: every rename must pass */
+        ASSERT_TRUE(f.want_renames);
+        ASSERT_TRUE(f.renames_all);
         filter_spec_done(&f);
+}
+
+/* Ancestor= names go to the kernel whole; paths and globs leave the rule to other keys. */
+static void test_ancestor(void) {
+        _cleanup_(rule_set_freep) RuleSet *s = load(
+                "[Process a]\nAncestor=reaper steam\nLatencyNice=-5\n"
+                "[Process b]\nAncestor=reaper\nComm=game\nLatencyNice=-5\n"); /* Comm= is chosen */
+        _cleanup_(rule_set_freep) RuleSet *p = load("[Process a]\nAncestor=/usr/bin/steam\nLatencyNice=-5\n");
+        _cleanup_(rule_set_freep) RuleSet *g = load("[Process a]\nAncestor=ste*\nLatencyNice=-5\n");
+        FilterSpec f = {};
+
+        ASSERT_EQ(filter_spec_build(s, 4096, &f), 0);
+        ASSERT_TRUE(!f.pass_all);
+        ASSERT_EQ(f.n_ancestor, 2);
+        ASSERT_STREQ(f.ancestor[0].name, "reaper");
+        ASSERT_TRUE(f.ancestor[0].exact);
+        ASSERT_EQ(f.n_comm, 1);
+        filter_spec_done(&f);
+        ASSERT_TRUE(filter_rule_checkable(&s->rules[0]));
+        ASSERT_TRUE(!filter_rule_checkable(&p->rules[0]));
+        ASSERT_TRUE(!filter_rule_checkable(&g->rules[0]));
+        ASSERT_EQ(filter_spec_build(p, 4096, &f), 0);
+        ASSERT_TRUE(f.pass_all);
+        filter_spec_done(&f);
+}
+
+/* Renames pass the filter by the comm names alone: only Comm= rules decide whether they can. */
+static void test_renames(void) {
+        static const struct {
+                const char *rules;
+                bool want, all;
+        } cases[] = {
+                { "[Process a]\nExe=wine64-preloader\nCmdline=Game.exe\nLatencyNice=-5\n", false, false },
+                { "[Process a]\nComm=Game.exe\nLatencyNice=-5\n", true, false },
+                { "[Process a]\nComm=Game*\nLatencyNice=-5\n", true, false },
+                /* filed under Group=, but its Comm= still changes with a rename */
+                { "[Process a]\nGroup=games\nComm=*.exe\nLatencyNice=-5\n", true, true },
+                { "[Unit a.slice]\nLatencyNice=-5\n", false, false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(rule_set_freep) RuleSet *s = load(cases[i].rules);
+                FilterSpec f = {};
+
+                ASSERT_EQ(filter_spec_build(s, 4096, &f), 0);
+                ASSERT_EQ(f.want_renames, cases[i].want);
+                ASSERT_EQ(f.renames_all, cases[i].all);
+                filter_spec_done(&f);
+        }
 }
 
 static void test_widen(void) {
@@ -167,6 +219,8 @@ int main(void) {
         test_exe_symlink();
         test_narrow();
         test_open();
+        test_renames();
+        test_ancestor();
         printf("test-filter: ok\n");
         return 0;
 }

@@ -32,6 +32,88 @@ static const char *winner(const RuleSet *s, const TaskInfo *t) {
         return n;
 }
 
+static void test_ancestor(void) {
+        _cleanup_(rule_set_freep) RuleSet *s = load("ancestor",
+                "[Process under-steam]\nAncestor=reaper\nLatencyNice=-5\n"
+                "[Process ide]\nAncestor=/opt/ide/bin/ide code-*\nComm=cc1\nLatencyNice=5\n");
+        TaskAncestor chain[] = {
+                { .pid = 30, .comm = "bash", .exe = "/usr/bin/bash" },
+                { .pid = 20, .comm = "java", .exe = "/opt/ide/bin/ide" },
+                { .pid = 10, .comm = "srt-bwrap", .exe = "/usr/lib/steam/reaper" }, /* renamed: the file name counts */
+        };
+        TaskInfo t = { .comm = "cc1", .ancestors = chain, .n_ancestors = 3 };
+        MatchResult m = {};
+
+        ASSERT_STREQ(winner(s, &t), "under-steam");
+        ASSERT_TRUE(match_task(s, &t, true, &m) >= 0);
+        ASSERT_EQ(m.n_shadowed, 1);
+        ASSERT_STREQ(m.shadowed[0]->name, "ide");
+        ASSERT_EQ(match_ancestor_matched(m.rule, &t), 2);       /* three levels up */
+        ASSERT_EQ(match_ancestor_matched(m.shadowed[0], &t), 1); /* by its exe path, nearest first */
+        match_result_done(&m);
+
+        /* a path is the exe path, never the command name */
+        strcpy(chain[1].comm, "/opt/ide/bin/id");
+        chain[1].exe = NULL;
+        chain[2].exe = NULL;
+        ASSERT_TRUE(!winner(s, &t));
+        strcpy(chain[0].comm, "code-oss");
+        ASSERT_STREQ(winner(s, &t), "ide");
+
+        /* no chain known, or an empty one: no match */
+        t.ancestors = NULL;
+        t.n_ancestors = 0;
+        ASSERT_TRUE(!winner(s, &t));
+        t.comm = "reaper"; /* the process itself is not its own ancestor */
+        ASSERT_TRUE(!winner(s, &t));
+}
+
+static void test_app(void) {
+        static const struct {
+                const char *cgroup, *app;
+        } ids[] = {
+                { "/user.slice/user-1000.slice/user@1000.service/app.slice/app-flatpak-com.valvesoftware.Steam-4242.scope",
+                  "com.valvesoftware.Steam" },
+                { "/user.slice/flatpak-org.gnome.Builder-77.scope", "org.gnome.Builder" },        /* older Flatpak */
+                { "/app-flatpak-org.x.My-App-9.scope/sub", "org.x.My-App" },                     /* dashes in the ID */
+                { "/user.slice/snap.firefox.firefox-2d3c4b5a-1.scope", "firefox" },
+                { "/system.slice/snap.lxd.daemon.service", "lxd" },
+                { "/system.slice/snap.lxd.daemon.service/app-flatpak-org.x.Y-1.scope", "org.x.Y" }, /* innermost */
+                { "/app-flatpak-org.x.Y.scope", NULL },   /* no instance number */
+                { "/app-flatpak--12.scope", NULL },       /* no ID */
+                { "/app-flatpak-org.x.Y-12.service", NULL },
+                { "/snap..x.scope", NULL },
+                { "/snap.x", NULL },
+                { "/app-gnome-org.gnome.Terminal-12.scope", NULL }, /* not a Flatpak */
+                { "/", NULL },
+                { NULL, NULL },
+        };
+        _cleanup_(rule_set_freep) RuleSet *s = load("app",
+                "[Process steam]\nApp=com.valvesoftware.Steam\nLatencyNice=-5\n"
+                "[Process gnome]\nApp=org.gnome.*\nLatencyNice=3\n"
+                "[Process snap]\nApp=firefox\nComm=firefox\nLatencyNice=-2\n");
+        TaskInfo t;
+
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                _cleanup_(freep) char *a = cgroup_path_app(ids[i].cgroup);
+
+                if (!ids[i].app)
+                        ASSERT_TRUE(a == NULL);
+                else
+                        ASSERT_STREQ(a, ids[i].app);
+        }
+        t = (TaskInfo) { .comm = "steam", .cgroup = ids[0].cgroup };
+        ASSERT_STREQ(winner(s, &t), "steam");
+        t = (TaskInfo) { .comm = "gnome-builder", .cgroup = ids[1].cgroup };
+        ASSERT_STREQ(winner(s, &t), "gnome");
+        t = (TaskInfo) { .comm = "firefox", .cgroup = ids[3].cgroup };
+        ASSERT_STREQ(winner(s, &t), "snap");
+        t = (TaskInfo) { .comm = "firefox-bin", .cgroup = ids[3].cgroup }; /* keys are ANDed */
+        ASSERT_TRUE(!winner(s, &t));
+        t = (TaskInfo) { .comm = "steam" }; /* cgroup unknown */
+        ASSERT_TRUE(!winner(s, &t));
+}
+
 static void test_keys(void) {
         _cleanup_(rule_set_freep) RuleSet *s = load("keys",
                 "[Process comm]\nComm=pipewire\nLatencyNice=-10\n"
@@ -70,6 +152,26 @@ static void test_keys(void) {
         char *py[] = { "python3", "/usr/bin/tool.py", "--flag", NULL };
         t = (TaskInfo) { .comm = "python3", .argv = py };
         ASSERT_STREQ(winner(s, &t), "cmdline");
+        /* Wine spells the Windows path in argv: the name after the last backslash counts. */
+        char *winpath[] = { "Z:\\home\\u\\Games\\game.exe", NULL };
+        t = (TaskInfo) { .comm = "game.exe", .argv = winpath };
+        ASSERT_STREQ(winner(s, &t), "cmdline");
+        char *winspace[] = { "C:\\Program Files\\Game\\game.exe", "-dx11", NULL };
+        t = (TaskInfo) { .comm = "wine64-preloader", .argv = winspace };
+        ASSERT_STREQ(winner(s, &t), "cmdline");
+        {
+                /* the index finds it the same way */
+                _cleanup_(match_index_freep) MatchIndex *ix = NULL;
+                MatchResult mr = {};
+
+                ASSERT_EQ(match_index_new(s, &ix), 0);
+                ASSERT_TRUE(match_index_task(ix, &t, false, &mr) >= 0);
+                ASSERT_TRUE(mr.rule && strcmp(mr.rule->name, "cmdline") == 0);
+                match_result_done(&mr);
+        }
+        char *notwin[] = { "Z:\\games\\game.exe.bak", "game.exe\\", "\\", NULL };
+        t = (TaskInfo) { .comm = "x", .argv = notwin };
+        ASSERT_TRUE(!winner(s, &t));
         char *other[] = { "python3", "/usr/bin/tool.pyc", NULL };
         t = (TaskInfo) { .comm = "python3", .argv = other };
         ASSERT_TRUE(!winner(s, &t));
@@ -243,6 +345,26 @@ static void rnd_value(FILE *f, MatchKey k) {
                 snprintf(p, sizeof(p), "%s", un[rnd(ELEMENTSOF(un))]);
                 break;
         }
+        case MATCH_APP: {
+                static const char *ap[] = { "org.x.Game", "org.x.*", "firefox", "fire*", "*" };
+
+                snprintf(p, sizeof(p), "%s", ap[rnd(ELEMENTSOF(ap))]);
+                break;
+        }
+        case MATCH_ANCESTOR:
+                if (rnd(4) == 0) {
+                        rnd_name(n, sizeof(n));
+                        for (char *c = n; *c; c++)
+                                if (strchr("[ ", *c))
+                                        *c = '_';
+                        snprintf(p, sizeof(p), "/usr/bin/%s", n);
+                } else {
+                        rnd_pattern(p, sizeof(p), true);
+                        for (char *c = p; *c; c++)
+                                if (*c == '/')
+                                        *c = '_';
+                }
+                break;
         default:
                 abort();
         }
@@ -292,6 +414,8 @@ typedef struct RndTask {
         TaskInfo t;
         char comm[16], exe[128], parent[16], cgroup[128], words[3][64];
         char *argv[4];
+        TaskAncestor ancestors[3];
+        char ancestor_exe[3][128];
 } RndTask;
 
 static void rnd_task(RndTask *r) {
@@ -332,10 +456,28 @@ static void rnd_task(RndTask *r) {
         r->t.group = users[rnd(4)];
         if (rnd(3) > 0) {
                 static const char *cg[] = { "/user.slice/a.scope", "/user.slice/user-1000.slice/app-ab.scope",
-                                            "/app-x.scope/x", "/ab.slice/b.service", "/" };
+                                            "/app-x.scope/x", "/ab.slice/b.service", "/",
+                                            "/user.slice/app-flatpak-org.x.Game-12.scope",
+                                            "/system.slice/snap.firefox.firefox-1a2b.scope" };
 
                 snprintf(r->cgroup, sizeof(r->cgroup), "%s", cg[rnd(ELEMENTSOF(cg))]);
                 r->t.cgroup = r->cgroup;
+        }
+        if (rnd(3) > 0) {
+                size_t na = rnd(4);
+
+                for (size_t i = 0; i < na; i++) {
+                        rnd_name(n, sizeof(n));
+                        snprintf(r->ancestors[i].comm, sizeof(r->ancestors[i].comm), "%s", n);
+                        if (rnd(2)) {
+                                rnd_name(n, sizeof(n));
+                                snprintf(r->ancestor_exe[i], sizeof(r->ancestor_exe[i]), "/usr/bin/%s", n);
+                                r->ancestors[i].exe = r->ancestor_exe[i];
+                        }
+                        r->ancestors[i].pid = (pid_t) (100 - i);
+                }
+                r->t.ancestors = r->ancestors;
+                r->t.n_ancestors = na;
         }
 }
 
@@ -443,6 +585,8 @@ static void test_index_shapes(void) {
 }
 
 int main(void) {
+        test_app();
+        test_ancestor();
         test_keys();
         test_precedence();
         test_cgroup_units();

@@ -76,6 +76,76 @@ static void test_fake_tree(void) {
         ASSERT_EQ(proc_list_tasks(fd, 999, &pids), -ESRCH);
 }
 
+static void fake_stat(const char *d, int pid, const char *comm, int ppid, unsigned long long start) {
+        char rel[32], line[256];
+
+        snprintf(rel, sizeof(rel), "%d/stat", pid);
+        snprintf(line, sizeof(line), "%d (%s) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0 0\n", pid, comm, ppid,
+                 pid, pid, start);
+        test_write(d, rel, line);
+}
+
+/* The chain of parents: nearest first, ended by a reused pid, a loop, the bound, or a missing process. */
+static void test_ancestors(void) {
+        const char *t = test_tmpdir();
+        _cleanup_(closep) int fd = -1;
+        char *d = test_path(t, "proc-anc");
+        TaskAncestor *a = NULL;
+        size_t n = 0;
+        ProcTask p;
+
+        fake_stat(d, 300, "game", 200, 900);
+        fake_stat(d, 200, "reaper", 100, 800);
+        fake_stat(d, 100, "steam", 1, 700);
+        fake_stat(d, 1, "systemd", 0, 1);
+        ASSERT_EQ(symlink("/usr/lib/steam/reaper", test_path(d, "200/exe")), 0);
+        fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+
+        ASSERT_EQ(proc_task_read(fd, 300, PROC_ANCESTORS, &p), 0);
+        ASSERT_EQ(p.n_ancestors, 3);
+        ASSERT_EQ(p.ancestors[0].pid, 200);
+        ASSERT_STREQ(p.ancestors[0].comm, "reaper");
+        ASSERT_STREQ(p.ancestors[0].exe, "/usr/lib/steam/reaper");
+        ASSERT_EQ(p.ancestors[1].pid, 100);
+        ASSERT_TRUE(p.ancestors[1].exe == NULL); /* unreadable exe: comm only */
+        ASSERT_EQ(p.ancestors[2].pid, 1);
+        {
+                TaskInfo ti;
+                _cleanup_(freep) char *s = NULL;
+
+                proc_task_to_info(&p, &ti);
+                ASSERT_EQ(ti.n_ancestors, 3);
+                s = task_ancestors_format(&ti);
+                ASSERT_STREQ(s, "reaper[200] <- steam[100] <- systemd[1]");
+        }
+        proc_task_done(&p);
+
+        /* bounded: only the nearest max */
+        ASSERT_EQ(proc_ancestors_read(fd, 200, 900, 2, &a, &n), 0);
+        ASSERT_EQ(n, 2);
+        ASSERT_EQ(a[1].pid, 100);
+        task_ancestors_free(a, n);
+
+        /* pid 100 died and a later process got its pid: it started after its "child", the chain ends */
+        fake_stat(d, 100, "impostor", 1, 850);
+        ASSERT_EQ(proc_ancestors_read(fd, 200, 900, 32, &a, &n), 0);
+        ASSERT_EQ(n, 1);
+        ASSERT_STREQ(a[0].comm, "reaper");
+        task_ancestors_free(a, n);
+
+        /* a loop in ppid (equal start times let it through the age check): each pid once */
+        fake_stat(d, 100, "steam", 200, 800);
+        ASSERT_EQ(proc_ancestors_read(fd, 200, 900, 32, &a, &n), 0);
+        ASSERT_EQ(n, 2);
+        task_ancestors_free(a, n);
+
+        /* a parent /proc does not have: an empty chain, not an error */
+        ASSERT_EQ(proc_ancestors_read(fd, 4242, 900, 32, &a, &n), 0);
+        ASSERT_EQ(n, 0);
+        task_ancestors_free(a, n);
+}
+
 static void test_real_self(void) {
         _cleanup_(closep) int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ProcTask p;
@@ -100,6 +170,7 @@ int main(void) {
         test_stat_parse();
         test_cgroup_parse();
         test_fake_tree();
+        test_ancestors();
         test_real_self();
         printf("test-proc: ok\n");
         return 0;

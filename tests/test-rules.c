@@ -299,6 +299,36 @@ static void test_errors(void) {
 }
 
 /* Values with spaces: quoting as systemd does for lists; names with spaces; bytes, not characters. */
+static void test_ancestor_key(void) {
+        static const char conf[] =
+                "[Process steam]\n"
+                "Ancestor=reaper /usr/lib/steam/steam 'Zup! 5.exe'\n"
+                "LatencyNice=-5\n"
+                "[Process relative]\n"      /* 4 */
+                "Ancestor=bin/steam\n"      /* 5: neither a name nor an absolute path */
+                "LatencyNice=1\n"
+                "[Process app]\n"           /* 7 */
+                "App=com.valvesoftware.Steam org.gnome.* firefox\n"
+                "LatencyNice=-3\n"
+                "[Process badapp]\n"        /* 10 */
+                "App=../../etc/passwd\n"    /* 11: not an ID */
+                "LatencyNice=1\n";
+        _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        char **v;
+
+        ASSERT_EQ(rule_set_load_buffer("anc.conf", conf, strlen(conf), &s), 0);
+        ASSERT_TRUE(find_rule(s, "steam"));
+        v = rule_match(find_rule(s, "steam"), MATCH_ANCESTOR);
+        ASSERT_EQ(strv_length(v), 3);
+        ASSERT_STREQ(v[2], "Zup! 5.exe");
+        ASSERT_TRUE(find_error(s, "anc.conf", 5, "Ancestor=bin/steam must be a name"));
+        ASSERT_TRUE(!find_rule(s, "relative"));
+        ASSERT_STREQ(match_key_to_string(MATCH_ANCESTOR), "Ancestor");
+        ASSERT_EQ(strv_length(rule_match(find_rule(s, "app"), MATCH_APP)), 3);
+        ASSERT_TRUE(find_error(s, "anc.conf", 11, "App=../../etc/passwd is not an application ID"));
+        ASSERT_TRUE(!find_rule(s, "badapp"));
+}
+
 static void test_quoting(void) {
         const char *root = fresh_root("quoting");
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
@@ -496,6 +526,7 @@ static void test_daemon_config(void) {
 }
 
 int main(void) {
+        test_ancestor_key();
         test_order_hide_mask();
         test_profile_last();
         test_keys();

@@ -11,6 +11,12 @@
  * the fallback for kernels whose BTF lacks what tp_btf needs (the daemon
  * switches with bpf_program__set_autoload()). Exit events are sent only for
  * processes the daemon tracks (it set their value), so it can forget them.
+ *
+ * A process that renames itself after exec (prctl(PR_SET_NAME), a write to
+ * /proc/PID/comm: Wine renaming wine64-preloader to Game.exe) is reported
+ * through the task_rename tracepoint, with the same record and the same
+ * prefilter on the new name: a rename to a name no Comm= rule mentions never
+ * wakes user space. Only the thread group leader's name is the process's.
  */
 #include "vmlinux.h"
 
@@ -31,6 +37,10 @@ const volatile __u64 pidns_ino = 0;
 /* Zero until the daemon has loaded the filter maps: everything passes. */
 bool filter_active = false;
 bool want_args = false;
+/* Some process rule has Comm=: renames can change a decision. */
+bool want_renames = false;
+/* ... and one of them has a Comm= the comm maps cannot express: every rename of a leader passes. */
+bool renames_all = false;
 __u32 filter_flags = 0; /* LATNICE_FILTER_F_*: which maps have entries */
 /* Set here when the ring buffer was full; user space reads and clears it without a syscall. */
 bool lost_pending = false;
@@ -40,11 +50,20 @@ bool lost_pending = false;
  * record, which lies behind it, must force the wakeup.
  */
 bool quiet_exit_queued = false;
+/*
+ * A rename record did not fit: its process is in renames_lost. Cheaper than
+ * a rescan of every process, which a loop of renames could otherwise force
+ * again and again.
+ */
+bool renames_lost_pending = false;
 
 enum {
         COUNTER_EXECS,   /* every exec seen */
         COUNTER_EVENTS,  /* exec events sent */
         COUNTER_DROPPED, /* ring buffer full */
+        COUNTER_RENAMES, /* every rename of a thread group leader after exec */
+        COUNTER_RENAME_EVENTS, /* rename events sent */
+        COUNTER_RENAMES_DROPPED, /* rename records that did not fit (their process went to renames_lost) */
         _COUNTER_MAX,
 };
 
@@ -111,6 +130,7 @@ NAME_TRIE(struct latnice_comm_key) filter_parent_prefix SEC(".maps");
 NAME_HASH(__u32) filter_uid SEC(".maps");
 NAME_HASH(__u32) filter_gid SEC(".maps");
 NAME_HASH(__u64) filter_cgroup SEC(".maps");
+NAME_HASH(struct latnice_name32) filter_ancestor SEC(".maps");
 
 /* Processes whose value the daemon set: their exit is reported. Key: tgid as the daemon sees it. */
 struct {
@@ -119,6 +139,14 @@ struct {
         __type(key, __u32);
         __type(value, __u64);
 } tracked SEC(".maps");
+
+/* Key: tgid as the daemon sees it; value: its start_boottime. LRU: the oldest go first if it fills up. */
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, LATNICE_RENAMES_LOST_MAX);
+        __type(key, __u32);
+        __type(value, __u64);
+} renames_lost SEC(".maps");
 
 static __always_inline void count(__u32 which) {
         __u64 *v = bpf_map_lookup_elem(&counters, &which);
@@ -242,6 +270,27 @@ static __always_inline bool prefilter(struct task_struct *task, const char *comm
                               &filter_parent_prefix, pcomm))
                         return true;
         }
+        if (flags & LATNICE_FILTER_F_ANCESTOR) {
+                /* Ancestor=: each ancestor's command name and binary's file name, nearest first, bounded. */
+                struct task_struct *a = BPF_CORE_READ(task, real_parent);
+
+                for (int level = 0; level < LATNICE_ANCESTORS_MAX && a; level++) {
+                        struct latnice_name32 key = {};
+                        char c[LATNICE_COMM_LEN] = {};
+
+                        if (BPF_CORE_READ(a, pid) == 0)
+                                break; /* the idle task: above init */
+                        BPF_CORE_READ_STR_INTO(&c, a, comm);
+                        __builtin_memcpy(key.name, c, sizeof(c));
+                        if (in_filter(&filter_ancestor, &key))
+                                return true;
+                        __builtin_memset(&key, 0, sizeof(key));
+                        read_exe_base(a, key.name);
+                        if (in_filter(&filter_ancestor, &key))
+                                return true;
+                        a = BPF_CORE_READ(a, real_parent);
+                }
+        }
         if (flags & LATNICE_FILTER_F_CGROUP) {
                 /* A process in a unit's subtree: walk up from the root, a few levels deep. */
                 for (int level = 1; level <= LATNICE_CGROUP_LEVELS; level++) {
@@ -256,41 +305,59 @@ static __always_inline bool prefilter(struct task_struct *task, const char *comm
         return false;
 }
 
-static __always_inline int handle_exec(struct task_struct *task, const char *filename) {
-        char comm[LATNICE_COMM_LEN] = {};
+/*
+ * Builds and sends the record about task. type: LATNICE_EVENT_EXEC (the
+ * task is current, filename the execve() path) or LATNICE_EVENT_RENAME
+ * (comm is the new name; the task need not be current when another process
+ * wrote its /proc/PID/comm, and then its ids and argv cannot be read the
+ * way current's are: the record goes without argv, user space reads them).
+ */
+static __always_inline int send_record(struct task_struct *task, __u32 type, const char *comm,
+                                       const char *filename, bool is_current) {
         struct latnice_event_buf *b;
         struct latnice_event *e;
-        __u32 pid, tgid, zero = 0;
-        __u64 size;
+        __u32 pid, tgid, zero = 0, uid, gid;
+        __u64 size, cgroup_id;
         long n;
 
-        count(COUNTER_EXECS);
-        bpf_get_current_comm(comm, sizeof(comm));
-        if (!prefilter(task, comm))
-                return 0;
-        if (!current_ids(&pid, &tgid))
-                return 0;
+        if (is_current) {
+                __u64 ug = bpf_get_current_uid_gid();
+
+                if (!current_ids(&pid, &tgid))
+                        return 0;
+                uid = (__u32) ug;
+                gid = ug >> 32;
+                cgroup_id = bpf_get_current_cgroup_id();
+        } else {
+                /* XXX: in a child pid namespace, only current's ids can be translated. */
+                if (ns_translate)
+                        return 0;
+                pid = BPF_CORE_READ(task, pid);
+                tgid = BPF_CORE_READ(task, tgid);
+                uid = BPF_CORE_READ(task, cred, uid.val);
+                gid = BPF_CORE_READ(task, cred, gid.val);
+                cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+        }
         b = bpf_map_lookup_elem(&scratch, &zero);
         if (!b)
                 return 0;
         e = &b->ev;
 
-        __u64 ug = bpf_get_current_uid_gid();
-        e->type = LATNICE_EVENT_EXEC;
+        e->type = type;
         e->flags = 0;
         e->pid = tgid;
         e->tid = pid;
         e->ppid = ns_translate ? 0 : BPF_CORE_READ(task, real_parent, tgid);
-        e->uid = (__u32) ug;
-        e->gid = ug >> 32;
+        e->uid = uid;
+        e->gid = gid;
         e->start_boottime = BPF_CORE_READ(task, start_boottime);
         e->parent_start_boottime = BPF_CORE_READ(task, real_parent, start_boottime);
-        e->cgroup_id = bpf_get_current_cgroup_id();
+        e->cgroup_id = cgroup_id;
         e->ktime = bpf_ktime_get_ns();
         e->exe_ino = 0;
         e->exe_dev = 0;
         e->reserved = 0;
-        __builtin_memcpy(e->comm, comm, sizeof(comm));
+        __builtin_memcpy(e->comm, comm, LATNICE_COMM_LEN);
         e->parent_comm[0] = 0;
         BPF_CORE_READ_STR_INTO(&e->parent_comm, task, real_parent, comm);
         e->exe_base[0] = 0;
@@ -314,14 +381,21 @@ static __always_inline int handle_exec(struct task_struct *task, const char *fil
         e->exe_len = (__u16) n;
         e->args_len = 0;
 
+        /*
+         * The path's length is 1..LATNICE_EXE_LEN: masked with twice that, so
+         * that a path cut at exactly LATNICE_EXE_LEN bytes keeps its length
+         * (masking with LATNICE_EXE_LEN - 1 made it 0: the record went out
+         * without its path, and user space dropped it as malformed).
+         */
+        __u32 exe_len = e->exe_len & (2 * LATNICE_EXE_LEN - 1);
+        if (exe_len > LATNICE_EXE_LEN)
+                exe_len = LATNICE_EXE_LEN;
+
         /* argv only when a Cmdline= rule needs it: most records are a few hundred bytes less. */
-        if (want_args) {
+        if (want_args && is_current) {
                 struct mm_struct *mm = BPF_CORE_READ(task, mm);
                 unsigned long start = BPF_CORE_READ(mm, arg_start), end = BPF_CORE_READ(mm, arg_end);
                 unsigned long len = end - start;
-                /* 1..LATNICE_EXE_LEN, in a form the verifier can bound (a mask alone would make a
-                 * full-length path 0 and write argv over it) */
-                __u32 off = ((e->exe_len - 1) & (LATNICE_EXE_LEN - 1)) + 1;
 
                 if (end > start) {
                         if (len > LATNICE_ARGS_LEN) {
@@ -331,15 +405,14 @@ static __always_inline int handle_exec(struct task_struct *task, const char *fil
                         len &= 2 * LATNICE_ARGS_LEN - 1;
                         if (len > LATNICE_ARGS_LEN)
                                 len = LATNICE_ARGS_LEN;
-                        if (bpf_probe_read_user(b->data + off, len, (void *) start) == 0) {
+                        if (bpf_probe_read_user(b->data + exe_len, len, (void *) start) == 0) {
                                 e->args_len = (__u16) len;
                                 e->flags |= LATNICE_EVENT_F_ARGS;
                         }
                 }
         }
 
-        size = sizeof(struct latnice_event) + ((e->exe_len - 1) & (LATNICE_EXE_LEN - 1)) + 1 +
-               (e->args_len & (2 * LATNICE_ARGS_LEN - 1));
+        size = sizeof(struct latnice_event) + exe_len + (e->args_len & (2 * LATNICE_ARGS_LEN - 1));
         if (size > sizeof(struct latnice_event_buf))
                 size = sizeof(struct latnice_event_buf);
         __u64 wake = 0;
@@ -348,12 +421,29 @@ static __always_inline int handle_exec(struct task_struct *task, const char *fil
                 wake = BPF_RB_FORCE_WAKEUP;
         }
         if (bpf_ringbuf_output(&events, b, size, wake) < 0) {
+                if (type == LATNICE_EVENT_RENAME) {
+                        /* The daemon reads the process's name itself. */
+                        bpf_map_update_elem(&renames_lost, &tgid, &e->start_boottime, BPF_ANY);
+                        renames_lost_pending = true;
+                        count(COUNTER_RENAMES_DROPPED);
+                        return 0;
+                }
                 count(COUNTER_DROPPED);
                 lost_pending = true;
                 return 0;
         }
-        count(COUNTER_EVENTS);
+        count(type == LATNICE_EVENT_RENAME ? COUNTER_RENAME_EVENTS : COUNTER_EVENTS);
         return 0;
+}
+
+static __always_inline int handle_exec(struct task_struct *task, const char *filename) {
+        char comm[LATNICE_COMM_LEN] = {};
+
+        count(COUNTER_EXECS);
+        bpf_get_current_comm(comm, sizeof(comm));
+        if (!prefilter(task, comm))
+                return 0;
+        return send_record(task, LATNICE_EVENT_EXEC, comm, filename, true);
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -415,4 +505,69 @@ int BPF_PROG(exit_btf, struct task_struct *p) {
 SEC("tracepoint/sched/sched_process_exit")
 int exit_tp(void *ctx) {
         return handle_exit((struct task_struct *) bpf_get_current_task());
+}
+
+static __always_inline bool same_name16(const char *a, const char *b) {
+        const __u64 *x = (const void *) a, *y = (const void *) b;
+
+        return x[0] == y[0] && x[1] == y[1];
+}
+
+/* bprm_execve() sets it for the time of an exec; read as a flavor in case a kernel drops it. */
+struct task_struct___execve {
+        unsigned int in_execve : 1;
+} __attribute__((preserve_access_index));
+
+/*
+ * A rename after exec. The exec's own rename (to the binary's name, before
+ * sched_process_exec) is the exec event's business; renames of other
+ * threads do not rename the process; a rename to the same name changes
+ * nothing. What is left passes the prefilter on its new name, or because
+ * the process carries a value (which may have to go now).
+ */
+static __always_inline int handle_rename(struct task_struct *task, const char *newcomm, bool is_current) {
+        struct task_struct___execve *tx = (void *) task;
+        char comm[LATNICE_COMM_LEN] __attribute__((aligned(8))) = {};
+        char old[LATNICE_COMM_LEN] __attribute__((aligned(8))) = {};
+        __u32 flags = filter_flags;
+
+        if (!want_renames)
+                return 0;
+        if (BPF_CORE_READ(task, pid) != BPF_CORE_READ(task, tgid))
+                return 0;
+        if (bpf_core_field_exists(tx->in_execve) && BPF_CORE_READ_BITFIELD_PROBED(tx, in_execve))
+                return 0;
+        if (bpf_probe_read_kernel_str(comm, sizeof(comm), newcomm) <= 0)
+                return 0;
+        BPF_CORE_READ_STR_INTO(&old, task, comm);
+        if (same_name16(comm, old))
+                return 0;
+        count(COUNTER_RENAMES);
+        /*
+         * The old name counts too: a process that renames itself right after
+         * exec may do so before the daemon applied the value its old name
+         * got it, so that it carries no value yet.
+         */
+        if (filter_active && !renames_all && !has_custom_value(task, false) &&
+            !name16_in(flags, LATNICE_FILTER_F_COMM, LATNICE_FILTER_F_COMM_PREFIX, &filter_comm, &filter_comm_prefix,
+                       comm) &&
+            !name16_in(flags, LATNICE_FILTER_F_COMM, LATNICE_FILTER_F_COMM_PREFIX, &filter_comm, &filter_comm_prefix,
+                       old))
+                return 0;
+        return send_record(task, LATNICE_EVENT_RENAME, comm, NULL, is_current);
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(rename_btf, struct task_struct *task, const char *comm) {
+        return handle_rename(task, comm, (void *) task == (void *) bpf_get_current_task());
+}
+
+/* The plain tracepoint names the task by pid only: a rename of current (prctl) is all it can follow. */
+SEC("tracepoint/task/task_rename")
+int rename_tp(struct trace_event_raw_task_rename *ctx) {
+        struct task_struct *task = (struct task_struct *) bpf_get_current_task();
+
+        if (ctx->pid != BPF_CORE_READ(task, pid))
+                return 0;
+        return handle_rename(task, ctx->newcomm, true);
 }

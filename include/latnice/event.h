@@ -19,6 +19,7 @@
 enum latnice_event_type {
         LATNICE_EVENT_EXEC = 1,
         LATNICE_EVENT_EXIT = 2,
+        LATNICE_EVENT_RENAME = 3, /* a struct latnice_event: comm is the new name, no execve() path */
 };
 
 enum latnice_event_flags {
@@ -93,6 +94,7 @@ enum latnice_filter_flags {
         LATNICE_FILTER_F_COMM_PREFIX = 1 << 6,
         LATNICE_FILTER_F_EXE_PREFIX = 1 << 7,
         LATNICE_FILTER_F_PARENT_PREFIX = 1 << 8,
+        LATNICE_FILTER_F_ANCESTOR = 1 << 9,    /* exact names of an ancestor's comm or binary (struct latnice_name32) */
 };
 
 /*
@@ -108,4 +110,8 @@ struct latnice_name32 {
 };
 
 #define LATNICE_CGROUP_LEVELS 8
+/* Ancestor= looks this many levels up (the kernel side's prefilter and user space alike). */
+#define LATNICE_ANCESTORS_MAX 32
 #define LATNICE_TRACKED_MAX 65536
+/* Processes whose rename record did not fit into the ring buffer, kept until the daemon decides them. */
+#define LATNICE_RENAMES_LOST_MAX 4096

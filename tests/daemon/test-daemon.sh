@@ -10,53 +10,15 @@ if [ "$(id -u)" -ne 0 ]; then echo "needs root (BPF, sched_setattr on other proc
 if [ ! -e /sys/kernel/btf/vmlinux ]; then echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; fi
 
 T=$(mktemp -d /tmp/latnice-daemon-test.XXXXXX)
-DPID= PIDS=() BIGGROUP=
-FAILS=0
-TRACEFS_MOUNTED=
-cleanup() {
-        [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-        [ -n "$TRACEFS_MOUNTED" ] && umount /sys/kernel/tracing
-        for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-        wait 2>/dev/null
-        [ -n "$BIGGROUP" ] && groupdel "$BIGGROUP" 2>/dev/null
-        rm -rf "$T"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+BIGGROUP=
+cleanup_extra() { [ -n "$BIGGROUP" ] && groupdel "$BIGGROUP" 2>/dev/null; }
 
 # Programs with names of their own, so no other test's processes match.
 cp /bin/sleep "$T/lnt-sleep"
 cp /bin/sleep "$T/lnt-other"
 cp /bin/sleep "$T/lnt-late"
 cp "$LNPROBE" "$T/lnt-probe"
-read -r BASE SLICE10 < <("$LNSPAWN" base)   # default slice, slice of LatencyNice=-10
-# The checks read what latniced set in /proc/PID/sched's se.slice: EEVDF custom slices (Linux >= 6.12).
-if [ "${BASE:-0}" = 0 ] || ! grep -q '^se.slice' /proc/self/sched; then
-        echo "this kernel has no EEVDF custom slices (sched_getattr reports no slice, or no se.slice in /proc/PID/sched)"
-        exit 77
-fi
-
-ok() { echo "ok - $*"; }
-fail() { echo "FAIL - $*"; FAILS=$((FAILS + 1)); }
-slice_of() { awk '/^se.slice/ {print $3}' "/proc/$1/sched" 2>/dev/null; }
-expect_slice() { # PID SLICE WHAT
-        local s
-        for _ in $(seq 50); do s=$(slice_of "$1"); [ "$s" = "$2" ] && break; sleep 0.05; done
-        if [ "$s" = "$2" ]; then ok "$3 (se.slice $s)"; else fail "$3: se.slice ${s:-gone}, expected $2"; fi
-}
-bg() { "$@" & PIDS+=($!); LAST=$!; }
-
-start_daemon() { # extra args...
-        : > "$T/log"
-        "$LATNICED" --root "$T/root" --state-dir "$T/state" --no-profile --no-bus --log-level debug "$@" >"$T/log" 2>&1 &
-        DPID=$!
-        for _ in $(seq 600); do grep -q "^Ready:" "$T/log" && return 0; kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
-        echo "latniced did not get ready:"; cat "$T/log"; return 1
-}
-stop_daemon() {
-        kill -TERM "$DPID"; wait "$DPID"; local rc=$?; DPID=
-        return $rc
-}
-rules() { mkdir -p "$T/root/etc/latnice.d"; cat > "$T/root/etc/latnice.d/50-test.conf"; }
 
 rules <<'CONF'
 [Process sleeper]

@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared by the tests that run latniced on this host (test-daemon.sh,
+# test-renames.sh, test-ancestors.sh): source it right after making $T
+# (the test's directory), with $LATNICED and $LNSPAWN set. It owns the EXIT
+# trap: the daemon, the processes in $PIDS (kill_pid, which a test may
+# redefine), a tracefs mounted for the test, a test's own cleanup_extra,
+# then $T go. The summary is the caller's, from $FAILS.
+
+FAILS=0 DPID= PIDS=() TRACEFS_MOUNTED=
+kill_pid() { kill "$1" 2>/dev/null; }
+lib_cleanup() {
+        [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+        [ -n "$TRACEFS_MOUNTED" ] && umount /sys/kernel/tracing
+        for p in "${PIDS[@]}"; do kill_pid "$p"; done
+        wait 2>/dev/null
+        if declare -F cleanup_extra >/dev/null; then cleanup_extra; fi
+        rm -rf "$T"
+}
+trap lib_cleanup EXIT
+
+# The checks read what latniced set in /proc/PID/sched's se.slice: EEVDF custom slices (Linux >= 6.12).
+read -r BASE SLICE10 < <("$LNSPAWN" base)   # default slice, slice of LatencyNice=-10
+if [ "${BASE:-0}" = 0 ] || ! grep -q '^se.slice' /proc/self/sched; then
+        echo "this kernel has no EEVDF custom slices (sched_getattr reports no slice, or no se.slice in /proc/PID/sched)"
+        exit 77
+fi
+
+ok() { echo "ok - $*"; }
+fail() { echo "FAIL - $*"; FAILS=$((FAILS + 1)); }
+slice_of() { awk '/^se.slice/ {print $3}' "/proc/$1/sched" 2>/dev/null; }
+expect_slice() { # PID SLICE WHAT
+        local s
+        for _ in $(seq 50); do s=$(slice_of "$1"); [ "$s" = "$2" ] && break; sleep 0.05; done
+        if [ "$s" = "$2" ]; then ok "$3 (se.slice $s)"; else fail "$3: se.slice ${s:-gone}, expected $2"; fi
+}
+bg() { "$@" & PIDS+=($!); LAST=$!; }
+
+start_daemon() { # extra args...
+        : > "$T/log"
+        "$LATNICED" --root "$T/root" --state-dir "$T/state" --no-profile --no-bus --log-level debug "$@" >"$T/log" 2>&1 &
+        DPID=$!
+        for _ in $(seq 600); do grep -q "^Ready:" "$T/log" && return 0; kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
+        echo "latniced did not get ready:"; cat "$T/log"; return 1
+}
+stop_daemon() {
+        kill -TERM "$DPID"; wait "$DPID"; local rc=$?; DPID=
+        return $rc
+}
+rules() { mkdir -p "$T/root/etc/latnice.d"; cat > "$T/root/etc/latnice.d/50-test.conf"; }
