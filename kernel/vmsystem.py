@@ -57,7 +57,7 @@ SOURCES = ("deb %s bookworm main" % MIRROR,
 # the few tools the driver uses (bash, coreutils, util-linux are essential).
 PACKAGES = (
     "systemd", "systemd-sysv", "udev", "dbus", "polkitd",
-    "libbpf1", "libelf1", "libinih1", "libsystemd0", "zlib1g",
+    "libbpf1", "libelf1", "libinih1", "libsystemd0", "libxcb1", "zlib1g",
     "mawk", "kmod", "initramfs-tools", "linux-image-6.12-cloud-amd64",
 )
 IMAGE_SIZE = "2G"
