@@ -8,6 +8,7 @@
 
 #include "ctl-bus.h"
 #include "ctl-output.h"
+#include "ctl-stats.h"
 #include "ctl.h"
 #include "latnice/dbus.h"
 
@@ -20,6 +21,7 @@ typedef struct Status {
         uint32_t rules, applied_processes;
         uint64_t tasks_applied, apply_errors, events_seen, events_lost, rescans, reloads, default_slice,
                 suppressed, cmdline_truncated;
+        CtlStats last_stats; /* the last latnicectl stats of this run of latniced */
 } Status;
 
 static void status_done(Status *s) {
@@ -34,6 +36,7 @@ static void status_done(Status *s) {
         free(s->foreground);
         strv_free(s->rule_files);
         strv_free(s->rule_errors);
+        ctl_stats_done(&s->last_stats);
 }
 
 /* The reply of Properties.GetAll; unknown properties (a newer daemon) are skipped. */
@@ -79,6 +82,22 @@ static int status_parse(sd_bus_message *reply, Status *s) {
                 r = sd_bus_message_read(reply, "s", &name);
                 if (r < 0)
                         return r;
+                if (strcmp(name, "LastStats") == 0 &&
+                    sd_bus_message_enter_container(reply, 'v', "(ttssta(suuttttat))") > 0) {
+                        ctl_stats_done(&s->last_stats);
+                        r = sd_bus_message_enter_container(reply, 'r', "ttssta(suuttttat)");
+                        if (r >= 0)
+                                r = ctl_stats_read(reply, &s->last_stats);
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(reply);
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(reply);
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(reply);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 for (i = 0; i < ELEMENTSOF(map); i++)
                         if (strcmp(map[i].name, name) == 0)
                                 break;
@@ -197,6 +216,7 @@ static int run_status(Ctl *ctl) {
                 json_kv_str("prefilter", s.prefilter, false);
                 json_kv_int("prefilter_memory", (long long) s.prefilter_memory, false);
                 json_kv_str("foreground", s.foreground ?: "", false);
+                ctl_stats_status_json(&s.last_stats);
                 printf("}\n");
                 return CTL_EXIT_OK;
         }
@@ -226,6 +246,7 @@ static int run_status(Ctl *ctl) {
                s.apply_errors, s.apply_errors == 1 ? "" : "s");
         printf("      Events: %" PRIu64 " seen, %" PRIu64 " lost; %" PRIu64 " rescans, %" PRIu64 " reloads\n",
                s.events_seen, s.events_lost, s.rescans, s.reloads);
+        ctl_stats_status(&s.last_stats);
         if (s.cmdline_truncated > 0)
                 printf("    Cmdline=: %" PRIu64 " exec%s seen with a cut command line (the process was gone "
                        "before the rest could be read): Cmdline= rules did not see every word\n",

@@ -32,7 +32,7 @@ int ctl_exit_from_bus_error(const sd_bus_error *e) {
         if (sd_bus_error_has_names(e, LATNICE_ERROR_NOT_SUPPORTED, LATNICE_ERROR_KERNEL_THREAD))
                 return CTL_EXIT_UNSUPPORTED;
         if (sd_bus_error_has_names(e, LATNICE_ERROR_INVALID_VALUE, LATNICE_ERROR_INVALID_PID,
-                                   LATNICE_ERROR_INVALID_PROFILE_NAME))
+                                   LATNICE_ERROR_INVALID_PROFILE_NAME, LATNICE_ERROR_INVALID_DURATION))
                 return CTL_EXIT_USAGE;
         return CTL_EXIT_FAILURE;
 }

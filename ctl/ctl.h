@@ -34,6 +34,8 @@ typedef struct Ctl {
         const char *comm, *exe, *parent, *user, *group, *cgroup; /* explain's description */
         char **cmdline;
         const char *out;        /* import-ananicy */
+        const char *for_arg;    /* stats --for */
+        char **rules;           /* stats --rule, in order */
 
         /* What follows the verb, options taken out; for run, COMMAND and its ARGS. */
         char **args;
@@ -48,7 +50,7 @@ struct Verb {
 };
 
 extern const Verb verb_check, verb_cat_config, verb_explain, verb_run, verb_get, verb_set, verb_status, verb_list,
-        verb_rules, verb_reload, verb_profile, verb_import_ananicy;
+        verb_rules, verb_reload, verb_profile, verb_import_ananicy, verb_stats;
 
 /* "Missing PID." and the like: the message, the verb's usage, CTL_EXIT_USAGE. */
 int ctl_usage_error(const Ctl *ctl, const char *fmt, ...) _printf_(2, 3);

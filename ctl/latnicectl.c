@@ -15,7 +15,7 @@
 
 static const Verb *const verbs[] = {
         &verb_check, &verb_cat_config, &verb_explain, &verb_run, &verb_get, &verb_set,
-        &verb_status, &verb_list, &verb_rules, &verb_reload, &verb_profile, &verb_import_ananicy,
+        &verb_status, &verb_stats, &verb_list, &verb_rules, &verb_reload, &verb_profile, &verb_import_ananicy,
 };
 
 static void help(void) {
@@ -115,6 +115,8 @@ static const struct {
         { "group", 0, true, "explain", OPTION_STRING, offsetof(Ctl, group) },
         { "cgroup", 0, true, "explain", OPTION_STRING, offsetof(Ctl, cgroup) },
         { "out", 'o', true, "import-ananicy", OPTION_STRING, offsetof(Ctl, out) },
+        { "for", 0, true, "stats", OPTION_STRING, offsetof(Ctl, for_arg) },
+        { "rule", 0, true, "stats", OPTION_LIST, offsetof(Ctl, rules) },
 };
 
 /* getopt_long() returns the short name, or OPTION_VAL + index for a long-only option. */
@@ -231,6 +233,7 @@ static void ctl_done(Ctl *ctl) {
         free(ctl->args);
         strv_free(ctl->pid_args);
         strv_free(ctl->cmdline);
+        strv_free(ctl->rules);
 }
 
 int main(int argc, char **argv) {

@@ -34,6 +34,7 @@ static const ManagerHooks hooks = {
         .foreground_reload = manager_foreground_reload,
         .foreground_drop_adopted = manager_foreground_drop_adopted,
         .foreground_free = manager_foreground_free,
+        .stats_done = manager_bus_stats_done,
 };
 
 static void help(void) {
@@ -50,7 +51,7 @@ static void help(void) {
                "     --keep-on-exit      do not restore values on exit\n"
                "     --state-dir=DIR     remember what was set in DIR (default %s)\n"
                "     --source=SOURCE     auto (default), bpf, netlink or proc-scan\n"
-               "     --tracepoint        use the plain tracepoint instead of tp_btf\n"
+               "     --tracepoint        use the plain tracepoints instead of tp_btf (exec, statistics)\n"
                "     --ringbuf-size=N    BPF ring buffer bytes (power of two)\n"
                "     --scan-interval=MS  period of the proc-scan source\n"
                "     --no-bus            do not connect to the system bus\n"
@@ -72,6 +73,7 @@ static int parse_argv(int argc, char **argv) {
                 ARG_NO_BUS,
                 ARG_NO_REALTIME,
                 ARG_LOG_LEVEL,
+                ARG_TEST_STATS_FAIL,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -87,6 +89,8 @@ static int parse_argv(int argc, char **argv) {
                 { "no-bus", no_argument, NULL, ARG_NO_BUS },
                 { "no-realtime", no_argument, NULL, ARG_NO_REALTIME },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                /* Tests only: the statistics take the path of a kernel where nothing attaches. */
+                { "test-stats-fail", no_argument, NULL, ARG_TEST_STATS_FAIL },
                 {}
         };
         RuleTreeOptions tree = {};
@@ -125,6 +129,9 @@ static int parse_argv(int argc, char **argv) {
                         break;
                 case ARG_TRACEPOINT:
                         arg_options.force_tracepoint = true;
+                        break;
+                case ARG_TEST_STATS_FAIL:
+                        arg_options.stats_fail = true;
                         break;
                 case ARG_RINGBUF_SIZE:
                         if (safe_atou64(optarg, &v) < 0 || v < 4096 || v > (1ULL << 30) || (v & (v - 1)))

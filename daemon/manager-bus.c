@@ -32,6 +32,7 @@
 #include "manager-decide.h"
 #include "manager-foreground.h"
 #include "manager-rules.h"
+#include "manager-stats.h"
 #include "match.h"
 #include "proc.h"
 #include "profile.h"
@@ -41,12 +42,16 @@
 /* Applied: a storm of execs must not become a storm on the bus. */
 #define APPLIED_BURST 50
 #define APPLIED_PER_SEC 20
+/* CollectStats calls that wait for the collection under way; more get Busy. */
+#define STATS_WAITERS_MAX 8
 
 typedef struct ManagerBus {
         sd_bus_slot *object_slot;
         sd_bus_slot *name_slot;
         BusAuth *auth;
         TokenBucket applied; /* for the Applied signal */
+        sd_bus_message *stats_waiters[STATS_WAITERS_MAX]; /* answered when the collection ends */
+        unsigned n_stats_waiters;
 } ManagerBus;
 
 static ManagerBus *manager_bus_state(Manager *m) {
@@ -231,6 +236,67 @@ static int property_get_suppressed(sd_bus *bus, const char *path, const char *in
         Manager *m = userdata;
 
         return sd_bus_message_append(reply, "t", m->bus_state ? m->bus_state->applied.refused : (uint64_t) 0);
+}
+
+/* (suuttttat): one class of a statistics result. */
+static int append_stats_classes(sd_bus_message *reply, const StatsResult *r) {
+        int q;
+
+        q = sd_bus_message_open_container(reply, 'a', "(suuttttat)");
+        for (size_t i = 0; q >= 0 && r && i < r->n_classes; i++) {
+                const StatsClassResult *c = &r->classes[i];
+
+                q = sd_bus_message_open_container(reply, 'r', "suuttttat");
+                if (q >= 0)
+                        q = append_str(reply, c->name);
+                if (q >= 0)
+                        q = sd_bus_message_append(reply, "uutttt", c->flags, c->processes, c->hist.wakeups,
+                                                  c->hist.total_ns, c->hist.max_ns, c->hist.preemptions);
+                if (q >= 0)
+                        q = sd_bus_message_append_array(reply, 't', c->hist.slots, sizeof(c->hist.slots));
+                if (q >= 0)
+                        q = sd_bus_message_close_container(reply);
+        }
+        if (q >= 0)
+                q = sd_bus_message_close_container(reply);
+        return q;
+}
+
+/* (tt ss t a(...)): finished (realtime usec), duration, hook, note, missed wakeups, classes. */
+static int append_stats_result(sd_bus_message *reply, const StatsResult *r) {
+        int q;
+
+        q = sd_bus_message_append(reply, "tt", r ? r->finished_usec : 0, r ? r->duration_usec : 0);
+        if (q >= 0)
+                q = append_str(reply, r ? r->hook : "");
+        if (q >= 0)
+                q = append_str(reply, r ? r->note : "");
+        if (q >= 0)
+                q = sd_bus_message_append(reply, "t", r ? r->missed : 0);
+        if (q >= 0)
+                q = append_stats_classes(reply, r);
+        return q;
+}
+
+static int property_get_last_stats(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int q;
+
+        q = sd_bus_message_open_container(reply, 'r', "ttssta(suuttttat)");
+        if (q >= 0)
+                q = append_stats_result(reply, manager_stats_last(m));
+        if (q >= 0)
+                q = sd_bus_message_close_container(reply);
+        return q;
+}
+
+static int property_get_stats_waiting(sd_bus *bus, const char *path, const char *interface,
+                                      const char *property, sd_bus_message *reply, void *userdata,
+                                      sd_bus_error *error) {
+        Manager *m = userdata;
+
+        return sd_bus_message_append(reply, "u", m->bus_state ? m->bus_state->n_stats_waiters : 0);
 }
 
 static int property_get_foreground(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -802,6 +868,88 @@ static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, 
 CALLER_METHOD(method_set_foreground, set_foreground, false)
 CALLER_METHOD(method_set_foreground_by_pidfd, set_foreground, true)
 
+/* CollectStats: the collection is the manager's (manager-stats.c); here who may ask and who waits. */
+static int collect_stats_now(sd_bus_message *call, void *data, sd_bus_error *error) {
+        Manager *m = data;
+        ManagerBus *b = m->bus_state;
+        uint32_t seconds;
+        int r;
+
+        r = sd_bus_message_rewind(call, true);
+        if (r >= 0)
+                r = sd_bus_message_read(call, "u", &seconds);
+        if (r < 0)
+                return r;
+        if (!b)
+                return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "Not ready.");
+        if (b->n_stats_waiters >= STATS_WAITERS_MAX)
+                return sd_bus_error_setf(error, LATNICE_ERROR_BUSY,
+                                         "A collection is under way and %u callers wait for it already; "
+                                         "try again in %" PRIu64 " s.", b->n_stats_waiters,
+                                         (manager_stats_deadline(m) - monotonic_usec()) / 1000000 + 1);
+        if (!manager_stats_running(m)) {
+                _cleanup_(freep) char *reason = NULL;
+
+                r = manager_stats_start(m, (uint64_t) seconds * 1000000, &reason);
+                if (r < 0) {
+                        log_warning("Cannot collect scheduler statistics: %s",
+                                    reason ?: strerror(-r));
+                        return sd_bus_error_setf(error, LATNICE_ERROR_NOT_SUPPORTED,
+                                                 "Cannot collect scheduler statistics here: %s.",
+                                                 reason ?: strerror(-r));
+                }
+        }
+        /* A caller that comes while one runs gets the same result, when it ends. */
+        b->stats_waiters[b->n_stats_waiters++] = sd_bus_message_ref(call);
+        return 1;
+}
+
+static int collect_stats(Manager *m, sd_bus_message *call, const BusCaller *c, bool unused, sd_bus_error *error) {
+        uint32_t seconds;
+        int r;
+
+        r = sd_bus_message_read(call, "u", &seconds);
+        if (r < 0)
+                return r;
+        if (seconds < LATNICE_STATS_MIN_SEC || seconds > LATNICE_STATS_MAX_SEC)
+                return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_DURATION,
+                                         "Invalid duration %" PRIu32 " s: collect for %d..%d s.", seconds,
+                                         LATNICE_STATS_MIN_SEC, LATNICE_STATS_MAX_SEC);
+        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_STATS, collect_stats_now, m, NULL,
+                               error);
+}
+CALLER_METHOD(method_collect_stats, collect_stats, false)
+
+void manager_bus_stats_done(Manager *m, const StatsResult *result, int error) {
+        ManagerBus *b = m->bus_state;
+
+        if (!b)
+                return;
+        for (unsigned i = 0; i < b->n_stats_waiters; i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = b->stats_waiters[i], *reply = NULL;
+                int r;
+
+                b->stats_waiters[i] = NULL;
+                if (!result) {
+                        if (error == -ECANCELED)
+                                (void) sd_bus_reply_method_errorf(call, SD_BUS_ERROR_FAILED,
+                                                                  "latniced stopped; the collection was dropped.");
+                        else
+                                (void) sd_bus_reply_method_errnof(call, error,
+                                                                  "Cannot read the scheduler statistics: %m");
+                        continue;
+                }
+                r = sd_bus_message_new_method_return(call, &reply);
+                if (r >= 0)
+                        r = append_stats_result(reply, result);
+                if (r >= 0)
+                        r = sd_bus_send(NULL, reply, NULL);
+                if (r < 0)
+                        (void) sd_bus_reply_method_errnof(call, r, "Cannot send the scheduler statistics: %m");
+        }
+        b->n_stats_waiters = 0;
+}
+
 /*
  * Properties without EMITS_CHANGE are counters: read them when you need them
  * (introspection says EmitsChangedSignal=false for those, const for the
@@ -838,6 +986,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Prefilter", "s", property_get_string, offsetof(Manager, prefilter), 0),
         SD_BUS_PROPERTY("PrefilterMemory", "t", NULL, offsetof(Manager, prefilter_memory), 0),
         SD_BUS_PROPERTY("AppliedSignalsSuppressed", "t", property_get_suppressed, 0, 0),
+        SD_BUS_PROPERTY("LastStats", "(ttssta(suuttttat))", property_get_last_stats, 0, 0),
+        SD_BUS_PROPERTY("StatsWaiting", "u", property_get_stats_waiting, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS("GetTask",
                                 SD_BUS_ARGS("u", pid),
@@ -895,6 +1045,12 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("h", pidfd),
                                 SD_BUS_RESULT("u", processes),
                                 method_set_foreground_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_METHOD_WITH_ARGS("CollectStats",
+                                SD_BUS_ARGS("u", seconds),
+                                SD_BUS_RESULT("t", finished_usec, "t", duration_usec, "s", hook, "s", note,
+                                              "t", missed, "a(suuttttat)", classes),
+                                method_collect_stats, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_NAMES("Applied", "usis", SD_BUS_PARAM(pid) SD_BUS_PARAM(comm)
                                  SD_BUS_PARAM(latency_nice) SD_BUS_PARAM(rule), 0),
@@ -971,6 +1127,8 @@ void manager_bus_on_disconnected(Manager *m) {
                 return;
         /* Calls waiting for polkit or for their caller's identity die with their connection. */
         bus_auth_free(b->auth);
+        for (unsigned i = 0; i < b->n_stats_waiters; i++)
+                sd_bus_message_unref(b->stats_waiters[i]);
         sd_bus_slot_unref(b->name_slot);
         sd_bus_slot_unref(b->object_slot);
         free(b);

@@ -15,3 +15,7 @@ void manager_bus_on_disconnected(Manager *m);
 /* Signals; both are cheap no-ops without a bus. Applied is rate-limited. */
 void manager_bus_emit_applied(Manager *m, pid_t pid, const char *comm, int value, const char *rule);
 void manager_bus_emit_reloaded(Manager *m);
+
+/* A statistics collection ended (ManagerHooks.stats_done): the CollectStats calls waiting get result. */
+struct StatsResult;
+void manager_bus_stats_done(Manager *m, const struct StatsResult *result, int error);

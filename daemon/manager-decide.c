@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "manager-decide.h"
+#include "manager-stats.h"
 #include "proc.h"
 #include "state.h"
 #include "util.h"
@@ -45,6 +46,7 @@ void manager_forget_full(Manager *m, pid_t pid, bool untrack) {
                         me->state_slot = slot;
         }
         applied_table_remove(m->applied, pid);
+        manager_stats_on_forget(m, pid);
         if (untrack && m->bpf)
                 (void) exec_bpf_track(m->bpf, pid, false);
 }
@@ -60,6 +62,7 @@ static int manager_record(Manager *m, AppliedProcess *n) {
                 return r;
         e = applied_table_get(m->applied, n->pid);
         manager_state_save(m, e);
+        manager_stats_on_record(m, e);
         if (m->bpf && !old)
                 (void) exec_bpf_track(m->bpf, n->pid, true);
         return 0;
@@ -218,6 +221,7 @@ static int manager_update_metadata(Manager *m, AppliedProcess *e, const ApplyReq
         e->rule_name = name;
         e->inherit = q->inherit;
         manager_state_save(m, e);
+        manager_stats_on_record(m, e);
         return 0;
 }
 

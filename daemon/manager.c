@@ -18,6 +18,7 @@
 #include "manager-decide.h"
 #include "manager-rules.h"
 #include "manager-sources.h"
+#include "manager-stats.h"
 #include "manager.h"
 #include "state.h"
 #include "util.h"
@@ -34,6 +35,8 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         if (m->hooks.foreground_free)
                 m->hooks.foreground_free(m);
+        /* Before the bus layer goes: callers waiting for a collection hear that it was dropped. */
+        manager_stats_free(m);
         bus_link_layers_down(m);
         if (m->hooks.units_free)
                 m->hooks.units_free(m);

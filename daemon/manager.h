@@ -46,6 +46,7 @@ typedef struct ManagerOptions {
         bool force_tracepoint;
         bool no_bus;
         bool no_realtime;
+        bool stats_fail;     /* --test-stats-fail: the stats program never attaches */
 } ManagerOptions;
 
 typedef struct ScanEntry {
@@ -66,6 +67,8 @@ typedef struct NameCacheEntry {
 struct ManagerBus;
 struct ManagerUnits;
 struct ManagerForeground;
+struct ManagerStats;
+struct StatsResult;
 typedef struct Manager Manager;
 
 /*
@@ -94,6 +97,8 @@ typedef struct ManagerHooks {
         void (*foreground_reload)(Manager *m);
         void (*foreground_drop_adopted)(Manager *m, const AppliedProcess *e);
         void (*foreground_free)(Manager *m);
+        /* A statistics collection ended: its result, or NULL and why not (manager-stats.h). */
+        void (*stats_done)(Manager *m, const struct StatsResult *r, int error);
 } ManagerHooks;
 
 struct Manager {
@@ -105,6 +110,7 @@ struct Manager {
         struct ManagerBus *bus_state;     /* manager-bus.c */
         struct ManagerUnits *units_state; /* manager-units.c */
         struct ManagerForeground *foreground_state; /* manager-foreground.c */
+        struct ManagerStats *stats_state; /* manager-stats.c */
         ManagerOptions options;
         ManagerHooks hooks;
 

@@ -27,6 +27,7 @@
 #include "manager-foreground.h"
 #include "manager-rules.h"
 #include "proc.h"
+#include "manager-stats.h"
 #include "tests.h"
 #include "util.h"
 
@@ -82,6 +83,27 @@ int manager_foreground_check_session(pid_t pid) {
 
 char *manager_foreground_describe(const Manager *m) {
         return strdup("off");
+}
+
+/* The statistics cannot attach here: the real collection runs in tests/integration/test-stats.sh. */
+static unsigned stub_stats_starts;
+
+int manager_stats_start(Manager *m, uint64_t duration_usec, char **ret_reason) {
+        stub_stats_starts++;
+        *ret_reason = strdup("not in this test");
+        return -EOPNOTSUPP;
+}
+
+bool manager_stats_running(const Manager *m) {
+        return false;
+}
+
+uint64_t manager_stats_deadline(const Manager *m) {
+        return 0;
+}
+
+const StatsResult *manager_stats_last(const Manager *m) {
+        return NULL;
 }
 
 /* ---- the server -------------------------------------------------------- */
@@ -366,6 +388,14 @@ static void test_changes_as_root(sd_bus *c) {
                 ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 0), "");
                 ASSERT_EQ(stub_manual_records, before + 2);
         }
+
+        /* CollectStats: the duration's bounds before anything is attached; then the manager's refusal */
+        ASSERT_STREQ(call(c, NULL, "CollectStats", "u", (uint32_t) 0), LATNICE_ERROR_INVALID_DURATION);
+        ASSERT_STREQ(call(c, NULL, "CollectStats", "u", (uint32_t) 61), LATNICE_ERROR_INVALID_DURATION);
+        ASSERT_STREQ(call(c, NULL, "CollectStats", "u", (uint32_t) 4294967295U), LATNICE_ERROR_INVALID_DURATION);
+        ASSERT_EQ(stub_stats_starts, 0);
+        ASSERT_STREQ(call(c, NULL, "CollectStats", "u", (uint32_t) 1), LATNICE_ERROR_NOT_SUPPORTED);
+        ASSERT_EQ(stub_stats_starts, 1);
 
         if (geteuid() != 0)
                 return;

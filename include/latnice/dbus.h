@@ -25,6 +25,7 @@
 #define LATNICE_ERROR_PROCESS_CHANGED LATNICE_BUS_ERROR_PREFIX "ProcessChanged"
 #define LATNICE_ERROR_INTERACTIVE_AUTH_REQUIRED "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired"
 #define LATNICE_ERROR_BUSY LATNICE_BUS_ERROR_PREFIX "Busy"
+#define LATNICE_ERROR_INVALID_DURATION LATNICE_BUS_ERROR_PREFIX "InvalidDuration"
 
 /* polkit actions (conf/polkit-1/actions/org.latnice1.policy). */
 #define LATNICE_POLKIT_RELOAD "org.latnice1.reload"
@@ -32,6 +33,7 @@
 #define LATNICE_POLKIT_LOWER "org.latnice1.set-latency-nice"      /* lower the value of one's own process */
 #define LATNICE_POLKIT_ANY "org.latnice1.set-latency-nice-any"    /* any process of another user */
 #define LATNICE_POLKIT_FOREGROUND "org.latnice1.set-foreground"   /* boost one's own focused window (active session) */
+#define LATNICE_POLKIT_STATS "org.latnice1.collect-stats"        /* attach the scheduler statistics for a while */
 
 /* GetTask's "set by" values. */
 #define LATNICE_SET_BY_RULE "rule"       /* a process rule of the running rule set */

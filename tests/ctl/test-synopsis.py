@@ -101,7 +101,7 @@ VALUES = {
     "--comm=NAME": "python3", "--exe=PATH": "/bin/true", "--cmdline=WORD": "x", "--parent=NAME": "bash",
     "--user=NAME": "root", "--group=NAME": "root", "--cgroup=PATH": "/user.slice",
     "--out=FILE": TREE + "/imported.conf",
-    "DIR": TREE, "FILE": RULE, "PID": PID, "N": "0", "NAME": "quiet", "COMMAND": "true",
+    "DURATION": "1s", "DIR": TREE, "FILE": RULE, "PID": PID, "N": "0", "NAME": "quiet", "COMMAND": "true",
     # An argument that looks like an option: it belongs to COMMAND, latnicectl must not take it.
     "ARGS": "-x",
 }
@@ -158,7 +158,7 @@ def options_first(words, verb):
 # --json is a verb's own (it is in each synopsis it applies to).
 GLOBALS = ["--root=" + TREE, "--profile=quiet", "--profile-dir=" + TREE + "/profiles", "--no-profile"]
 
-DAEMON_VERBS = {"status", "list", "rules", "reload", "profile"}
+DAEMON_VERBS = {"status", "stats", "list", "rules", "reload", "profile"}
 KERNEL_VERBS = {"run", "set"}  # 4: this kernel cannot set latency nice
 
 
