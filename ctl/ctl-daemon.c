@@ -11,6 +11,7 @@
 #include "ctl-stats.h"
 #include "ctl.h"
 #include "latnice/dbus.h"
+#include "sched-ext.h"
 
 typedef struct Status {
         char *version, *backend, *backend_reason, *event_source, *event_source_reason, *profile, *profile_path;
@@ -179,7 +180,7 @@ static int run_status(Ctl *ctl) {
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(status_done) Status s = {};
-        char slice[32] = "";
+        char slice[32] = "", note[512];
         int r;
 
         r = daemon_call(ctl, 0, &get_all, LATNICE_BUS_INTERFACE, &reply);
@@ -190,12 +191,14 @@ static int run_status(Ctl *ctl) {
                 fprintf(stderr, "%s: %s\n", get_all.what, strerror(-r));
                 return CTL_EXIT_FAILURE;
         }
+        (void) sched_ext_note(s.backend, note, sizeof(note));
 
         if (ctl->json) {
                 putchar('{');
                 json_kv_str("version", s.version, true);
                 json_kv_str("backend", s.backend, false);
                 json_kv_str("backend_reason", s.backend_reason, false);
+                json_kv_str("backend_note", note, false);
                 json_kv_int("default_slice_ns", (long long) s.default_slice, false);
                 json_kv_str("event_source", s.event_source, false);
                 json_kv_str("event_source_reason", s.event_source_reason, false);
@@ -227,7 +230,11 @@ static int run_status(Ctl *ctl) {
         }
         printf("latniced %s on %s\n", s.version ?: "?", LATNICE_BUS_NAME);
         printf("     Backend: %s%s\n", s.backend ?: "?", slice);
-        printf("              %s\n", s.backend_reason ?: "");
+        /* While a BPF scheduler runs the tasks, the reason is that sentence. */
+        if (*note)
+                printf("        Note: %s\n", note);
+        else
+                printf("              %s\n", s.backend_reason ?: "");
         printf("Event source: %s: %s\n", s.event_source ?: "?", s.event_source_reason ?: "");
         if (s.prefilter)
                 printf("   Prefilter: %s; %" PRIu64 " kB of kernel memory\n", s.prefilter,

@@ -13,6 +13,7 @@
 #include "ctl.h"
 #include "latnice/dbus.h"
 #include "latnice/uapi.h"
+#include "sched-ext.h"
 
 /* ---- get ---------------------------------------------------------------- */
 
@@ -22,6 +23,7 @@ static int get_one_online(Ctl *ctl, sd_bus *bus, pid_t pid, bool first) {
         uint64_t start_time;
         int32_t value;
         unsigned n = 0;
+        char note[512];
         int r;
 
         r = ctl_call_for_pid(bus, "GetTask", pid, NULL, NULL, &reply);
@@ -32,6 +34,7 @@ static int get_one_online(Ctl *ctl, sd_bus *bus, pid_t pid, bool first) {
                 r = sd_bus_message_enter_container(reply, 'a', "(ussiitb)");
         if (r < 0)
                 return ctl_bad_reply(r);
+        (void) sched_ext_note(backend, note, sizeof(note));
 
         if (ctl->json) {
                 json_sep(!first);
@@ -43,6 +46,7 @@ static int get_one_online(Ctl *ctl, sd_bus *bus, pid_t pid, bool first) {
                 json_kv_str("rule", rule, false);
                 json_kv_str("rule_ref", ref, false);
                 json_kv_str("backend", backend, false);
+                json_kv_str("backend_note", note, false);
                 json_kv_int("start_time", (long long) start_time, false);
                 json_key("threads", false);
                 putchar('[');
@@ -54,6 +58,8 @@ static int get_one_online(Ctl *ctl, sd_bus *bus, pid_t pid, bool first) {
                         printf("set by somebody else (not latniced)\n");
                 else
                         printf("set by latniced: %s\n", ref);
+                if (*note)
+                        printf("Note: %s\n", note);
                 printf("%8s  %-15s  %-8s  %4s  %-7s  %s\n", "TID", "COMM", "POLICY", "NICE", "LATNICE", "SLICE");
         }
         for (;;) {
@@ -262,7 +268,9 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         _cleanup_(strv_freep) char **task = NULL, **because = NULL;
         BusRule rule = {}, unit_rule = {}, shadowed[64];
         size_t n_shadowed = 0;
+        _cleanup_(freep) char *backend = NULL;
         const char *how;
+        char note[512];
         int r;
 
         r = ctl_call_for_pid(bus, "Explain", pid, NULL, NULL, &reply);
@@ -301,6 +309,11 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
                 r = read_rule(reply, &unit_rule);
         if (r < 0)
                 return ctl_bad_reply(r);
+        /* Whether the value means anything now: not while a BPF scheduler runs the tasks. */
+        if (sd_bus_get_property_string(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Backend", NULL,
+                                       &backend) < 0)
+                backend = NULL;
+        (void) sched_ext_note(backend, note, sizeof(note));
 
         if (ctl->json) {
                 putchar('{');
@@ -320,6 +333,7 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
                 }
                 putchar(']');
                 json_kv_rule("unit_rule", &unit_rule);
+                json_kv_str("backend_note", note, false);
                 json_kv_str("source", "latniced", false);
                 printf("}\n");
                 return CTL_EXIT_OK;
@@ -370,6 +384,8 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         }
         if (*dict_get(task, "unit"))
                 printf("Unit of the process: %s\n", dict_get(task, "unit"));
+        if (*note)
+                printf("Note:     %s\n", note);
         printf("(the rules latniced is running; --root=/ explains with the files on disk)\n");
         return CTL_EXIT_OK;
 }

@@ -257,3 +257,42 @@ int applied_restore(const SchedProbe *p, int proc_fd, const AppliedProcess *e) {
                 return r;
         return c.n_restored;
 }
+
+typedef struct ReapplyCtx {
+        const SchedProbe *p;
+        const AppliedProcess *e;
+        uint64_t default_raw;
+        ReapplyResult *ret;
+} ReapplyCtx;
+
+static int reapply_one(pid_t tid, void *userdata) {
+        ReapplyCtx *c = userdata;
+        ThreadSched t;
+        uint64_t raw;
+
+        if (sched_thread_get(c->p, tid, &t) < 0)
+                return 0; /* exited meanwhile */
+        raw = sched_thread_raw(c->p, &t);
+        if (t.realtime || (raw != c->e->raw && raw != c->default_raw))
+                c->ret->n_foreign++;
+        else if (raw == c->e->raw)
+                c->ret->n_kept++;
+        /* As in restore_one(): a foreign write between the read and this one is lost. */
+        else if (sched_thread_set_raw(c->p, tid, c->e->raw, NULL) >= 0)
+                c->ret->n_written++;
+        return 0;
+}
+
+int applied_reapply(const SchedProbe *p, int proc_fd, const AppliedProcess *e, ReapplyResult *ret) {
+        _cleanup_(closep) int fd = -1;
+        ReapplyCtx c = { .p = p, .e = e, .default_raw = sched_raw_value(p, 0), .ret = ret };
+        int r;
+
+        if (p->backend == BACKEND_NONE)
+                return -EOPNOTSUPP;
+        r = open_process(proc_fd, e, &fd);
+        if (r < 0)
+                return r;
+        r = sched_walk_threads(fd, NULL, 0, reapply_one, &c);
+        return r == -ESRCH ? r : 0;
+}

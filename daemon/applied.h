@@ -68,3 +68,17 @@ int applied_is_ours(const SchedProbe *p, int proc_fd, const AppliedProcess *e);
  * the number of threads restored, or -ESRCH.
  */
 int applied_restore(const SchedProbe *p, int proc_fd, const AppliedProcess *e);
+
+typedef struct ReapplyResult {
+        unsigned n_kept;     /* threads that still carried our value */
+        unsigned n_written;  /* threads back at the default: given our value again */
+        unsigned n_foreign;  /* threads somebody else set meanwhile (or made realtime): left alone */
+} ReapplyResult;
+
+/*
+ * Writes our value again to every thread of the process that is back at
+ * the backend's default (a value lost while something else scheduled the
+ * tasks, see manager-scx.c); threads with our value or a foreign one are
+ * counted and left alone. 0, or -ESRCH if the process is gone.
+ */
+int applied_reapply(const SchedProbe *p, int proc_fd, const AppliedProcess *e, ReapplyResult *ret);

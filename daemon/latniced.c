@@ -35,6 +35,7 @@ static const ManagerHooks hooks = {
         .foreground_drop_adopted = manager_foreground_drop_adopted,
         .foreground_free = manager_foreground_free,
         .stats_done = manager_bus_stats_done,
+        .backend_changed = manager_bus_emit_backend,
 };
 
 static void help(void) {

@@ -32,6 +32,7 @@
 #include "manager-decide.h"
 #include "manager-foreground.h"
 #include "manager-rules.h"
+#include "manager-scx.h"
 #include "manager-stats.h"
 #include "match.h"
 #include "proc.h"
@@ -159,7 +160,7 @@ static int property_get_backend(sd_bus *bus, const char *path, const char *inter
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
 
-        return sd_bus_message_append(reply, "s", backend_to_string(m->probe.backend));
+        return append_str(reply, manager_backend(m));
 }
 
 static int property_get_string(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -173,7 +174,7 @@ static int property_get_backend_reason(sd_bus *bus, const char *path, const char
                                        sd_bus_error *error) {
         Manager *m = userdata;
 
-        return append_str(reply, m->probe.reason);
+        return append_str(reply, manager_backend_reason(m));
 }
 
 static int property_get_event_source(sd_bus *bus, const char *path, const char *interface,
@@ -357,7 +358,7 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
         r = sd_bus_message_new_method_return(call, &reply);
         if (r >= 0)
                 r = sd_bus_message_append(reply, "sisssst", esc(&es, t.st.comm), main_thread.latency_nice, set_by,
-                                          esc(&es, rule), esc(&es, ref), backend_to_string(m->probe.backend),
+                                          esc(&es, rule), esc(&es, ref), manager_backend(m),
                                           t.st.start_time);
         esc_done(&es);
         if (r >= 0)
@@ -959,8 +960,9 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
 
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Backend", "s", property_get_backend, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("BackendReason", "s", property_get_backend_reason, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        /* They change while a BPF scheduler (sched_ext) comes and goes. */
+        SD_BUS_PROPERTY("Backend", "s", property_get_backend, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("BackendReason", "s", property_get_backend_reason, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("DefaultSliceNSec", "t", NULL, offsetof(Manager, probe.base_slice_ns),
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("EventSource", "s", property_get_event_source, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -1146,6 +1148,13 @@ void manager_bus_emit_applied(Manager *m, pid_t pid, const char *comm, int value
         (void) sd_bus_emit_signal(m->bus, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Applied", "usis", (uint32_t) pid,
                                   esc(&e, comm), (int32_t) value, esc(&e, rule));
         esc_done(&e);
+}
+
+void manager_bus_emit_backend(Manager *m) {
+        if (!m->bus || !m->bus_state)
+                return;
+        (void) sd_bus_emit_properties_changed(m->bus, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Backend",
+                                              "BackendReason", NULL);
 }
 
 void manager_bus_emit_reloaded(Manager *m) {

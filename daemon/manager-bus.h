@@ -15,6 +15,8 @@ void manager_bus_on_disconnected(Manager *m);
 /* Signals; both are cheap no-ops without a bus. Applied is rate-limited. */
 void manager_bus_emit_applied(Manager *m, pid_t pid, const char *comm, int value, const char *rule);
 void manager_bus_emit_reloaded(Manager *m);
+/* Backend and BackendReason changed (manager-scx.c). */
+void manager_bus_emit_backend(Manager *m);
 
 /* A statistics collection ended (ManagerHooks.stats_done): the CollectStats calls waiting get result. */
 struct StatsResult;

@@ -17,6 +17,7 @@
 
 #include "event-util.h"
 #include "log.h"
+#include "manager-scx.h"
 #include "manager-stats.h"
 #include "proc.h"
 #include "stats-bpf.h"
@@ -29,6 +30,8 @@ typedef struct ManagerStats {
         char *names[LATNICE_STATS_MAX_CLASSES]; /* [0] unused: everything else */
         uint32_t processes[LATNICE_STATS_MAX_CLASSES];
         uint32_t n_classes;
+        uint64_t backend_changes; /* manager_backend_changes() when the collection began */
+        bool scx_in_charge;       /* a BPF scheduler ran the tasks when it began */
         StatsResult *last;
 } ManagerStats;
 
@@ -127,10 +130,18 @@ static bool rule_exists(const Manager *m, const char *name) {
 }
 
 /* What the numbers mean on this kernel, said with every result. */
-static char *stats_note(const Manager *m) {
+static char *stats_note(Manager *m, const ManagerStats *s) {
+        char note[512];
+
         if (m->probe.backend == BACKEND_NONE)
                 return strdup("This kernel cannot apply latency nice: the rules' classes only show how the "
                               "processes they match are scheduled, with no value of latniced's.");
+        /* A BPF scheduler ran the tasks for all or part of the collection: no effect to claim. */
+        if (sched_ext_note(manager_backend(m), note, sizeof(note)))
+                return strdup(note);
+        if (s->scx_in_charge || manager_backend_changes(m) != s->backend_changes)
+                return strdup("A BPF scheduler (sched_ext) ran the tasks for part of the collection and ignored "
+                              "latency nice meanwhile: the classes mix both.");
         return strdup("");
 }
 
@@ -143,7 +154,7 @@ static int stats_finish(Manager *m, ManagerStats *s) {
                 return -ENOMEM;
         r->classes = calloc(s->n_classes, sizeof(StatsClassResult));
         r->hook = strdup(stats_bpf_hook(s->bpf));
-        r->note = stats_note(m);
+        r->note = stats_note(m, s);
         /* cppcheck does not see the cleanup attribute: stats_result_freep() frees r and what it holds. */
         if (!r->classes || !r->hook || !r->note)
                 return -ENOMEM; // cppcheck-suppress memleak
@@ -247,6 +258,8 @@ int manager_stats_start(Manager *m, uint64_t duration_usec, char **ret_reason) {
                 return r;
         }
         s->started = monotonic_usec();
+        s->backend_changes = manager_backend_changes(m);
+        s->scx_in_charge = manager_scx_in_charge(m);
         s->deadline = s->started + duration_usec;
         /* XXX: a large applied table is classed in one go (a pidfd and a map update each, ~2 us). */
         while ((e = applied_table_next(m->applied, &i)))

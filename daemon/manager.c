@@ -17,6 +17,7 @@
 #include "log.h"
 #include "manager-decide.h"
 #include "manager-rules.h"
+#include "manager-scx.h"
 #include "manager-sources.h"
 #include "manager-stats.h"
 #include "manager.h"
@@ -38,6 +39,7 @@ Manager *manager_free(Manager *m) {
         /* Before the bus layer goes: callers waiting for a collection hear that it was dropped. */
         manager_stats_free(m);
         bus_link_layers_down(m);
+        manager_scx_free(m);
         if (m->hooks.units_free)
                 m->hooks.units_free(m);
         manager_rules_done(m);
@@ -71,7 +73,7 @@ void manager_notify_status(Manager *m) {
         (void) sd_notifyf(false, "STATUS=%zu rules (%s), %zu processes applied, %s events, %s backend",
                           m->rules ? m->rules->n_rules : 0, m->profile ?: "no profile",
                           applied_table_size(m->applied), source_kind_to_string(m->source),
-                          backend_to_string(m->probe.backend));
+                          manager_backend(m));
 }
 
 /* ---- our own scheduling ----------------------------------------------- */
@@ -310,6 +312,9 @@ int manager_start(Manager *m) {
         if (m->probe.backend == BACKEND_NONE)
                 log_warning("This kernel has neither latency nice nor custom slices: latniced will report what "
                             "it would apply, and apply nothing.");
+        r = manager_scx_start(m);
+        if (r < 0)
+                return r;
 
         manager_setup_realtime(m);
 

@@ -68,6 +68,7 @@ struct ManagerBus;
 struct ManagerUnits;
 struct ManagerForeground;
 struct ManagerStats;
+struct ManagerScx;
 struct StatsResult;
 typedef struct Manager Manager;
 
@@ -99,6 +100,8 @@ typedef struct ManagerHooks {
         void (*foreground_free)(Manager *m);
         /* A statistics collection ended: its result, or NULL and why not (manager-stats.h). */
         void (*stats_done)(Manager *m, const struct StatsResult *r, int error);
+        /* The Backend property changed (a BPF scheduler came or went: manager-scx.h). */
+        void (*backend_changed)(Manager *m);
 } ManagerHooks;
 
 struct Manager {
@@ -111,6 +114,7 @@ struct Manager {
         struct ManagerUnits *units_state; /* manager-units.c */
         struct ManagerForeground *foreground_state; /* manager-foreground.c */
         struct ManagerStats *stats_state; /* manager-stats.c */
+        struct ManagerScx *scx_state;     /* manager-scx.c, NULL on a kernel without sched_ext */
         ManagerOptions options;
         ManagerHooks hooks;
 

@@ -113,7 +113,7 @@ bool sched_ext_note(const char *backend, char *buf, size_t size) {
         if (*p == ':')
                 scx_ops_name_parse(p + 1, strcspn(p + 1, " "), name);
         snprintf(buf, size,
-                 "a BPF scheduler (sched_ext%s%s) runs the tasks and ignores latency nice: the values "
+                 "A BPF scheduler (sched_ext%s%s) runs the tasks and ignores latency nice: the values "
                  "latniced sets stay on the tasks and take effect again when the fair class is back.",
                  name[0] ? ": " : "", name);
         return true;
