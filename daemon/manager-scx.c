@@ -130,7 +130,8 @@ static void scx_describe(Manager *m, ManagerScx *s) {
 static void reapply_done(Manager *m, ManagerScx *s) {
         s->todo = mfree(s->todo);
         s->n_todo = s->i_todo = 0;
-        (void) sd_event_source_set_enabled(s->reapply_defer, SD_EVENT_OFF);
+        if (s->reapply_defer)
+                (void) sd_event_source_set_enabled(s->reapply_defer, SD_EVENT_OFF);
 }
 
 static int reapply_on_defer(sd_event_source *es, void *userdata) {
@@ -217,6 +218,9 @@ static void scx_refresh(Manager *m) {
         char old[sizeof(s->backend)];
 
         scx_read(&now);
+        /* root/ops goes before the state reads "disabled": the scheduler keeps its name meanwhile. */
+        if (now.state == SCX_DISABLING && !now.name[0])
+                memcpy(now.name, s->status.name, sizeof(now.name));
         was = scx_in_charge(&s->status);
         is = scx_in_charge(&now);
         memcpy(old, s->backend, sizeof(old));
@@ -236,7 +240,7 @@ static void scx_refresh(Manager *m) {
                 s->settle_usec = 0;
                 if (s->poll)
                         scx_arm(m, s, SCX_POLL_USEC);
-                else
+                else if (s->timer)
                         (void) sd_event_source_set_enabled(s->timer, SD_EVENT_OFF);
         }
 
