@@ -99,8 +99,8 @@ static int stats_put(Manager *m, ManagerStats *s, const AppliedProcess *e) {
                 return -ESRCH;
         c = class_for(s, e->rule_name);
         r = stats_bpf_set_class(s->bpf, e->pid, pidfd, c);
-        if (r >= 0 && c != LATNICE_STATS_CLASS_OTHER)
-                s->processes[c]++;
+        if (r > 0 && c != LATNICE_STATS_CLASS_OTHER)
+                s->processes[c]++; /* once per process: applied again, it is in its class already */
         return r;
 }
 

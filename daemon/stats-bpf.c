@@ -115,6 +115,7 @@ const char *stats_bpf_hook(const StatsBpf *b) {
 
 int stats_bpf_set_class(StatsBpf *b, pid_t pid, int pidfd, uint32_t cls) {
         bool btf = b->hook[0] == 't' && b->hook[1] == 'p' && b->hook[2] == '_';
+        uint32_t old;
         int fd, r;
 
         if (cls >= b->n_classes)
@@ -124,6 +125,8 @@ int stats_bpf_set_class(StatsBpf *b, pid_t pid, int pidfd, uint32_t cls) {
                 fd = bpf_map__fd(b->skel->maps.task_class);
                 if (cls == LATNICE_STATS_CLASS_OTHER)
                         r = bpf_map_delete_elem(fd, &pidfd);
+                else if (bpf_map_lookup_elem(fd, &pidfd, &old) == 0 && old == cls)
+                        return 0;
                 else
                         r = bpf_map_update_elem(fd, &pidfd, &cls, BPF_ANY);
         } else {
@@ -132,12 +135,14 @@ int stats_bpf_set_class(StatsBpf *b, pid_t pid, int pidfd, uint32_t cls) {
                 fd = bpf_map__fd(b->skel->maps.tgid_class);
                 if (cls == LATNICE_STATS_CLASS_OTHER)
                         r = bpf_map_delete_elem(fd, &key);
+                else if (bpf_map_lookup_elem(fd, &key, &old) == 0 && old == cls)
+                        return 0;
                 else
                         r = bpf_map_update_elem(fd, &key, &cls, BPF_ANY);
         }
         if (r < 0 && errno == ENOENT && cls == LATNICE_STATS_CLASS_OTHER)
                 return 0; /* was not in a class */
-        return r < 0 ? -errno : 0;
+        return r < 0 ? -errno : 1;
 }
 
 int stats_bpf_read(StatsBpf *b, uint32_t cls, struct latnice_stats_hist *ret) {

@@ -36,6 +36,7 @@ const char *stats_bpf_hook(const StatsBpf *b);
 /*
  * Puts process pid (in latniced's pid namespace; pidfd pins it) in class
  * cls, or back in "everything else" with LATNICE_STATS_CLASS_OTHER.
+ * 1: it was put in cls now; 0: it was there already (or left a class);
  * -ESRCH: it is gone.
  */
 int stats_bpf_set_class(StatsBpf *b, pid_t pid, int pidfd, uint32_t cls);

@@ -212,6 +212,26 @@ check "nobody (no session) is refused: exit 5 (got $rc: $(head -c 100 "$WORK/err
 check "  and nothing was attached for it" [ "$(sched_progs)" = 0 ]
 check "nobody reads LastStats" as_nobody busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager LastStats
 
+# --- a rule's value changes during a collection --------------------------------------------------
+# The process is applied again (a new value; or its unit's event after its exec): still one process.
+in_ "$CTL" stats --for 3s --json > "$WORK/changed" &
+cpid=$!
+wait_collecting 1
+sed -i 's/^LatencyNice=-10$/LatencyNice=-5/' "$WORK/root/etc/latnice.d/50-stats.conf"
+in_ "$CTL" reload >/dev/null
+check "  the new value applies during the collection" eventually 10 sh -c \
+        "$L exec $NAME $CTL list | grep fast-waker | grep -q -- '-5'"
+wait $cpid
+check "a process applied again during the collection is counted once" $PY - "$WORK/changed" <<'EOF'
+import json, sys
+fast = [c for c in json.load(open(sys.argv[1]))["classes"] if c["rule"] == "fast-waker"]
+assert len(fast) == 1 and fast[0]["processes"] == 1, fast
+EOF
+rules_with_fast
+in_ "$CTL" reload >/dev/null
+check "  the rule's value is back after a reload" eventually 10 sh -c \
+        "$L exec $NAME $CTL list | grep fast-waker | grep -q -- '-10'"
+
 # --- a rule removed during a collection --------------------------------------------------------
 in_ "$CTL" stats --for 4s --json > "$WORK/removed" &
 cpid=$!
