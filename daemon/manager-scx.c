@@ -42,6 +42,7 @@
 #include "util.h"
 
 #define SCX_DIR "/sys/kernel/sched_ext"
+#define SYSFS_ATTR_MAX 4096 /* PAGE_SIZE: what a sysfs attribute can hold and says it holds */
 #define SCX_POLL_USEC (5 * 1000 * 1000)     /* without uevents */
 #define SCX_SETTLE_MIN_USEC (50 * 1000)     /* a changing state: first re-read */
 #define SCX_SETTLE_MAX_USEC (1000 * 1000)
@@ -94,7 +95,9 @@ static void scx_read(ScxStatus *ret) {
         int r;
 
         *ret = (ScxStatus) { .state = SCX_UNKNOWN };
-        r = read_full_file(AT_FDCWD, SCX_DIR "/state", 64, &buf, &n);
+        /* A sysfs attribute's stat size is a page whatever it holds: a smaller limit refuses every read
+         * (and made "disabled" read as unknown, in charge). What is in it is checked by the parsers. */
+        r = read_full_file(AT_FDCWD, SCX_DIR "/state", SYSFS_ATTR_MAX, &buf, &n);
         if (r == -ENOENT) {
                 ret->state = SCX_ABSENT;
                 return;
@@ -103,10 +106,10 @@ static void scx_read(ScxStatus *ret) {
                 ret->state = scx_state_parse(buf, n);
         buf = mfree(buf);
         /* root/ exists while a scheduler is loaded. */
-        if (read_full_file(AT_FDCWD, SCX_DIR "/root/ops", 256, &buf, &n) >= 0)
+        if (read_full_file(AT_FDCWD, SCX_DIR "/root/ops", SYSFS_ATTR_MAX, &buf, &n) >= 0)
                 scx_ops_name_parse(buf, n, ret->name);
         buf = mfree(buf);
-        if (ret->state == SCX_ENABLED && read_full_file(AT_FDCWD, SCX_DIR "/switch_all", 16, &buf, &n) >= 0)
+        if (ret->state == SCX_ENABLED && read_full_file(AT_FDCWD, SCX_DIR "/switch_all", SYSFS_ATTR_MAX, &buf, &n) >= 0)
                 ret->partial = n > 0 && buf[0] == '0';
 }
 
