@@ -346,7 +346,8 @@ static int check_on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
 }
 
 int bus_auth_polkit(BusAuth *a, sd_bus_message *call, const BusCaller *caller, const char *action,
-                    BusAuthContinuation cont, void *data, void (*free_data)(void *), sd_bus_error *error) {
+                    const char *const *details, BusAuthContinuation cont, void *data, void (*free_data)(void *),
+                    sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = NULL;
         const char *sender = sd_bus_message_get_sender(call);
         int interactive = sd_bus_message_get_allow_interactive_authorization(call) > 0;
@@ -396,7 +397,13 @@ int bus_auth_polkit(BusAuth *a, sd_bus_message *call, const BusCaller *caller, c
                 /* subject: the caller's bus name; polkit resolves it to a process and a user itself */
                 r = sd_bus_message_append(req, "(sa{sv})s", "system-bus-name", 1, "name", "s", sender, action);
         if (r >= 0)
-                r = sd_bus_message_append(req, "a{ss}us", 0, (uint32_t) interactive, "");
+                r = sd_bus_message_open_container(req, 'a', "{ss}");
+        for (size_t i = 0; r >= 0 && details && details[i] && details[i + 1]; i += 2)
+                r = sd_bus_message_append(req, "{ss}", details[i], details[i + 1]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(req);
+        if (r >= 0)
+                r = sd_bus_message_append(req, "us", (uint32_t) interactive, "");
         if (r >= 0)
                 /* interactive: a human types a password; polkit allows it some minutes */
                 r = sd_bus_call_async(a->bus, &q->slot, req, check_on_reply, q,

@@ -38,10 +38,13 @@ int bus_auth_with_caller(BusAuth *a, sd_bus_message *call, BusCallerHandler hand
  * action for the caller's bus name, and cont once it says yes; an error
  * reply otherwise. At most a few checks wait per uid: one user cannot
  * block the others. Takes ownership of data (free_data frees it).
+ * details: NULL, or key, value, ..., NULL: what polkit rules read with
+ * action.lookup(key) and the action's message shows as $(key).
  */
 typedef int (*BusAuthContinuation)(sd_bus_message *call, void *data, sd_bus_error *error);
 int bus_auth_polkit(BusAuth *a, sd_bus_message *call, const BusCaller *caller, const char *action,
-                    BusAuthContinuation cont, void *data, void (*free_data)(void *), sd_bus_error *error);
+                    const char *const *details, BusAuthContinuation cont, void *data, void (*free_data)(void *),
+                    sd_bus_error *error);
 
 /* Checks waiting for polkit, and identity lookups waiting for the bus (for tests and status). */
 unsigned bus_auth_n_pending(const BusAuth *a);

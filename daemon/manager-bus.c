@@ -607,7 +607,7 @@ static int reload_now(sd_bus_message *call, void *data, sd_bus_error *error) {
 }
 
 static int reload(Manager *m, sd_bus_message *call, const BusCaller *c, bool unused, sd_bus_error *error) {
-        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_RELOAD, reload_now, m, NULL, error);
+        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_RELOAD, NULL, reload_now, m, NULL, error);
 }
 CALLER_METHOD(method_reload, reload, false)
 
@@ -665,8 +665,10 @@ static int set_profile(Manager *m, sd_bus_message *call, const BusCaller *c, boo
                 return -ENOMEM;
         q->manager = m;
         strcpy(q->name, name);
-        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_SET_PROFILE, set_profile_now, q, free,
-                               error);
+        /* The name is valid (letters, digits, '_', '.', '-'): a rule may allow some profiles only
+         * (GameMode's, conf/gamemode/). */
+        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_SET_PROFILE,
+                               (const char *const[]) { "profile", q->name, NULL }, set_profile_now, q, free, error);
 }
 CALLER_METHOD(method_set_profile, set_profile, false)
 
@@ -790,7 +792,7 @@ static int set_latency_nice(Manager *m, sd_bus_message *call, const BusCaller *c
         }
         s->may_lower = true; /* once polkit said yes */
         return bus_auth_polkit(m->bus_state->auth, call, c,
-                               need == AUTHZ_SET_ANY ? LATNICE_POLKIT_ANY : LATNICE_POLKIT_LOWER,
+                               need == AUTHZ_SET_ANY ? LATNICE_POLKIT_ANY : LATNICE_POLKIT_LOWER, NULL,
                                set_latency_nice_now, s, set_request_free, error);
 }
 CALLER_METHOD(method_set_latency_nice, set_latency_nice, false)
@@ -863,7 +865,7 @@ static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, 
                 set_request_free(s);
                 return r < 0 ? r : 1;
         }
-        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_FOREGROUND, set_foreground_now, s,
+        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_FOREGROUND, NULL, set_foreground_now, s,
                                set_request_free, error);
 }
 CALLER_METHOD(method_set_foreground, set_foreground, false)
@@ -916,7 +918,7 @@ static int collect_stats(Manager *m, sd_bus_message *call, const BusCaller *c, b
                 return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_DURATION,
                                          "Invalid duration %" PRIu32 " s: collect for %d..%d s.", seconds,
                                          LATNICE_STATS_MIN_SEC, LATNICE_STATS_MAX_SEC);
-        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_STATS, collect_stats_now, m, NULL,
+        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_STATS, NULL, collect_stats_now, m, NULL,
                                error);
 }
 CALLER_METHOD(method_collect_stats, collect_stats, false)

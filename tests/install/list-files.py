@@ -5,7 +5,8 @@ symlinks, and directories that hold nothing (with a trailing /).
 
   list-files.py destdir DIR     a `meson install --destdir DIR` tree
   list-files.py deb FILE.deb    a binary package, less what only Debian adds
-                                (usr/share/doc/PKG, lintian overrides) and
+                                (usr/share/doc/PKG's changelog and copyright,
+                                lintian overrides) and
                                 with man pages under their uncompressed names
 
 Both views of the same install must print the same list
@@ -18,7 +19,9 @@ import sys
 import tarfile
 
 # Added by debhelper, not by `meson install`.
-DEBIAN_ONLY = ("/usr/share/doc/", "/usr/share/lintian/")
+# The examples in usr/share/doc/latnice/examples are meson's.
+DEBIAN_ONLY = ("/usr/share/doc/latnice/changelog.Debian.gz/", "/usr/share/doc/latnice/copyright/",
+               "/usr/share/lintian/")
 
 
 def normalize(path):
