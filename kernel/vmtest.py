@@ -30,7 +30,11 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SERIES = ("6.1", "6.12")
+SERIES = ("6.1", "6.12", "scx-6.12")
+# Kernels built without the project's patches, for what mainline does on its own: "scx-6.12" is
+# Debian's 6.12 with sched_ext (CONFIG_SCHED_CLASS_EXT, off in Debian's 6.12 cloud kernel) and
+# scx_simple from the same tree's tools/sched_ext, for latniced under a BPF scheduler.
+UNPATCHED = ("scx-6.12",)
 EXIT_SKIP = 77
 WORK_ROOT = os.environ.get("LATNICE_KERNEL_WORK", "/var/tmp/latnice-kernel-work")
 CACHE_ROOT = os.environ.get("LATNICE_KERNEL_CACHE", "/var/cache/latnice/kernel")
@@ -110,7 +114,13 @@ def sha256(*parts):
     return h.hexdigest()
 
 
+def source_of(series):
+    """The linux-source-X a series builds from: "scx-6.12" is 6.12."""
+    return series.rsplit("-", 1)[-1]
+
+
 def tarball_for(series):
+    series = source_of(series)
     path = "/usr/src/linux-source-%s.tar.xz" % series
     if not os.path.exists(path):
         if not apt_install("linux-source-%s" % series) or not os.path.exists(path):
@@ -122,7 +132,7 @@ def tarball_id(series, path):
     """What identifies the source: the package version and the file itself."""
     version = "unknown"
     try:
-        p = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "linux-source-%s" % series],
+        p = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "linux-source-%s" % source_of(series)],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         if p.returncode == 0:
             version = p.stdout.decode().strip()
@@ -133,6 +143,8 @@ def tarball_id(series, path):
 
 
 def series_patches(series):
+    if series in UNPATCHED:
+        return []
     d = os.path.join(HERE, series)
     patches = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".patch"))
     if not patches:
@@ -250,6 +262,24 @@ def prepare_source(series, work, patches, allow_offset, logfile):
     return src, key, True
 
 
+def scx_clang():
+    """The clang that compiles tools/sched_ext's BPF schedulers (6.12's needs >= 16)."""
+    return need_tool("clang-19", "clang-19")
+
+
+def build_scx(src, build, out, jobs, logfile):
+    """scx_simple from the kernel tree's tools/sched_ext, against the built kernel's BTF.
+
+    The tree brings its own libbpf and bpftool (built on the host); the
+    scheduler's BPF side is compiled by clang against vmlinux.h dumped from
+    this kernel's vmlinux, so it loads on exactly this kernel."""
+    os.makedirs(out, exist_ok=True)
+    run(["make", "-C", os.path.join(src, "tools", "sched_ext"), "O=" + out,
+         "CLANG=" + scx_clang(), "VMLINUX_BTF=" + os.path.join(build, "vmlinux"),
+         "-j%d" % jobs, "scx_simple"], logfile=logfile)
+    return os.path.join(out, "build", "bin", "scx_simple")
+
+
 def build_kernel(series, args, work, timings):
     global FRAGMENT
     patches = series_patches(series)
@@ -263,13 +293,19 @@ def build_kernel(series, args, work, timings):
     # A series' own config.fragment (kernel/X/config.fragment) adds to and overrides the common
     # one: what that kernel's Kconfig needs on top (e.g. 6.1's KPROBES depend on MODULES).
     series_fragment = os.path.join(HERE, series, "config.fragment")
-    extra = [open(series_fragment, "rb").read()] if os.path.exists(series_fragment) else []
+    has_fragment = os.path.exists(series_fragment)
+    extra = [open(series_fragment, "rb").read()] if has_fragment else []
+    scx = series.startswith("scx-")
+    if scx:
+        # The scheduler binary is cached with the kernel it was built against.
+        p = subprocess.run([scx_clang(), "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        extra += [inspect.getsource(build_scx), p.stdout]
     key = sha256(tarball_id(series, tarball),
                  *[open(p, "rb").read() for p in patches],
                  open(FRAGMENT, "rb").read(), config_step, "bzImage", *extra)
     cache = os.path.join(CACHE_ROOT, key)
     image = os.path.join(cache, "bzImage")
-    if os.path.exists(image):
+    if os.path.exists(image) and (not scx or os.path.exists(os.path.join(cache, "scx_simple"))):
         log("cached kernel %s" % image)
         timings["build"] = 0.0
         return image
@@ -281,13 +317,13 @@ def build_kernel(series, args, work, timings):
     os.makedirs(build, exist_ok=True)
     t = time.time()
     common = FRAGMENT
-    if extra:
+    if has_fragment:
         # configure_kernel() reads FRAGMENT: the two files merged, the series' lines last.
         FRAGMENT = os.path.join(work, "config.fragment.merged")
         with open(FRAGMENT, "wb") as f:
-            f.write(open(common, "rb").read() + b"\n" + extra[0])
+            f.write(open(common, "rb").read() + b"\n" + open(series_fragment, "rb").read())
     log("configuring (tinyconfig + %s%s)" % (os.path.relpath(common, HERE),
-                                            " + %s/config.fragment" % series if extra else ""))
+                                            " + %s/config.fragment" % series if has_fragment else ""))
     try:
         configure_kernel(src, build, args.jobs, logfile)
     finally:
@@ -296,6 +332,14 @@ def build_kernel(series, args, work, timings):
     run(["make", "-C", src, "O=" + build, "-j%d" % args.jobs, "bzImage"], logfile=logfile)
     timings["build"] = time.time() - t
     os.makedirs(cache, exist_ok=True)
+    if scx:
+        t = time.time()
+        log("building scx_simple from tools/sched_ext with %s" % scx_clang())
+        tool = build_scx(src, build, os.path.join(work, "scx"), args.jobs, logfile)
+        shutil.copyfile(tool, os.path.join(cache, "scx_simple.tmp"))
+        os.chmod(os.path.join(cache, "scx_simple.tmp"), 0o755)
+        os.rename(os.path.join(cache, "scx_simple.tmp"), os.path.join(cache, "scx_simple"))
+        timings["scx_simple"] = time.time() - t
     tmp = image + ".tmp"
     shutil.copyfile(os.path.join(build, "arch/x86/boot/bzImage"), tmp)
     shutil.copyfile(os.path.join(build, ".config"), os.path.join(cache, "config"))
@@ -458,6 +502,122 @@ sync
 reboot -f
 """
 
+SCX_INIT = r"""#!/bin/busybox sh
+# /init of the sched_ext test VM (generated by kernel/vmtest.py): latniced on an unpatched 6.12
+# (backend eevdf-slice) while scx_simple takes over the tasks and gives them back.
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+echo "LNTEST BEGIN series=@SERIES@ kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
+pass() { echo "LNTEST PASS $1"; }
+fail() { echo "LNTEST FAIL $1: $2"; }
+check() { # check NAME WHY-IF-NOT CMD...: CMD once
+    n=$1; w=$2; shift 2
+    if "$@" >/dev/null 2>&1; then pass "$n"; else fail "$n" "$w"; fi
+}
+eventually() { # eventually SECONDS CMD...: CMD until it succeeds, every 0.1 s
+    t=$(($1 * 10)); shift
+    while [ $t -gt 0 ]; do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.1; t=$((t - 1))
+    done
+    return 1
+}
+state() { cat /sys/kernel/sched_ext/state 2>/dev/null; }
+is_state() { [ "$(state)" = "$1" ]; }
+slice() { /bin/lntest getslice $1; }
+has_slice() { [ "$(slice $1)" = "$2" ]; }
+not_slice() { [ "$(slice $1)" != "$2" ]; }
+in_log() { grep -q "$1" /tmp/latniced.log; }
+in_status() { latnicectl status 2>&1 | grep -q "$1"; }
+in_monitor() { grep -q "$1" /tmp/monitor.log; }
+
+check scx-sysfs "no /sys/kernel/sched_ext/state: kernel without CONFIG_SCHED_CLASS_EXT" is_state disabled
+mkdir -p /run/dbus /etc/latnice.d
+dbus-daemon --config-file=/etc/dbus-1/lntest-system.conf --fork --nopidfile
+printf '[Process lntest-target]\nComm=lntest-target\nLatencyNice=-10\n' > /etc/latnice.d/50-test.conf
+dbus-monitor --system "type='signal',interface='org.freedesktop.DBus.Properties',path='/org/latnice1'" \
+    > /tmp/monitor.log 2>&1 &
+MP=$!
+/usr/bin/latniced --log-level debug > /tmp/latniced.log 2>&1 &
+LP=$!
+eventually 30 in_status 'Backend: eevdf-slice'
+check latniced-backend-eevdf "latnicectl status has no 'Backend: eevdf-slice': $(latnicectl status 2>&1 | tr '\n' '|')" \
+    in_status 'Backend: eevdf-slice'
+BASE=$(cat /sys/kernel/debug/sched/base_slice_ns)
+/bin/lntest-target 600 &
+A=$!
+/bin/lntest-target 600 &
+B=$!
+eventually 20 not_slice $A $BASE && eventually 20 not_slice $B $BASE
+VAL=$(slice $A)
+check latniced-apply "lntest-target has the default slice $BASE ns after 20 s" \
+    eval "[ $VAL != $BASE ] && has_slice $B $VAL"
+echo "LNTEST INFO default slice $BASE ns; LatencyNice=-10 gave a slice of $VAL ns"
+latnicectl status 2>&1 | sed 's/^/LATNICECTL-BEFORE: /'
+
+# ---- a BPF scheduler takes over -----------------------------------------------------------------
+/bin/scx_simple > /tmp/scx.log 2>&1 &
+S=$!
+eventually 60 is_state enabled
+check scx-enabled "state $(state) 60 s after scx_simple started: $(tail -n 3 /tmp/scx.log | tr '\n' '|')" is_state enabled
+echo "LNTEST INFO sched_ext: state $(state), ops $(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)"
+eventually 10 in_status 'Backend: sched-ext:simple (latency nice not honoured)'
+check backend-sched-ext "latnicectl status: $(latnicectl status 2>&1 | grep -i backend | tr '\n' '|')" \
+    in_status 'Backend: sched-ext:simple (latency nice not honoured)'
+check status-says-so "latnicectl status has no Note about the BPF scheduler" in_status 'Note: A BPF scheduler (sched_ext: simple)'
+eventually 5 in_monitor 'sched-ext:simple'
+check backend-signalled "no PropertiesChanged with the new Backend: $(tail -n 8 /tmp/monitor.log | tr '\n' '|')" \
+    in_monitor 'sched-ext:simple (latency nice not honoured)'
+check notice-once "the notice is not in latniced's log exactly once" \
+    eval "[ \$(grep -c 'Matching goes on and the applied table is kept' /tmp/latniced.log) = 1 ]"
+check table-kept "latnicectl list lost the targets" eval "[ \$(latnicectl list 2>/dev/null | grep -c lntest-target) -ge 2 ]"
+check values-stay "the targets' slices changed under the BPF scheduler: $(slice $A), $(slice $B)" \
+    eval "has_slice $A $VAL && has_slice $B $VAL"
+/bin/lntest-target 600 &
+C=$!
+eventually 20 has_slice $C $VAL
+check matching-goes-on "a target started under the BPF scheduler has slice $(slice $C), expected $VAL" has_slice $C $VAL
+# What a scheduler switch or another program may do meanwhile: A loses its value, B gets another one.
+/bin/lntest setslice $A 0
+/bin/lntest setslice $B 7000000
+check lost-and-foreign "lntest setslice did not take: A $(slice $A), B $(slice $B)" \
+    eval "has_slice $A $BASE && has_slice $B 7000000"
+latnicectl status 2>&1 | sed 's/^/LATNICECTL-SCX: /'
+latnicectl get $C 2>&1 | sed 's/^/LATNICECTL-SCX-GET: /'
+
+# ---- the fair class is back ---------------------------------------------------------------------
+kill -INT $S
+eventually 60 is_state disabled
+check scx-disabled "state $(state) 60 s after SIGINT to scx_simple" is_state disabled
+eventually 10 in_status 'Backend: eevdf-slice'
+check backend-back "latnicectl status: $(latnicectl status 2>&1 | grep -i backend | tr '\n' '|')" in_status 'Backend: eevdf-slice'
+check backend-back-signalled "no PropertiesChanged back to eevdf-slice after sched-ext" \
+    eval "grep -n 'eevdf-slice\|sched-ext:simple' /tmp/monitor.log | tail -n 1 | grep -q eevdf-slice"
+eventually 20 in_log "Wrote latniced's values again"
+check reapply-logged "no 'fair class is back' and 'Wrote latniced's values again' in latniced's log" \
+    eval "in_log 'The fair class is back' && in_log \"Wrote latniced's values again\""
+check lost-value-written-again "target A has slice $(slice $A) after the BPF scheduler, expected $VAL" has_slice $A $VAL
+check foreign-value-kept "target B has slice $(slice $B), expected the 7000000 somebody else set" has_slice $B 7000000
+check kept-value-kept "target C has slice $(slice $C), expected $VAL" has_slice $C $VAL
+check status-no-note "latnicectl status still has a BPF scheduler note" eval "! in_status 'Note: A BPF scheduler'"
+latnicectl status 2>&1 | sed 's/^/LATNICECTL-AFTER: /'
+kill $A $B $C $LP 2>/dev/null
+sleep 0.5
+kill $MP 2>/dev/null
+sed 's/^/LATNICED: /' /tmp/latniced.log | grep -v 'LATNICED: .*debug' | head -n 200
+grep -E 'Backend|sched-ext|eevdf' /tmp/monitor.log | sed 's/^/DBUS-MONITOR: /' | head -n 20
+sed 's/^/SCX_SIMPLE: /' /tmp/scx.log | tail -n 5
+echo "LNTEST END"
+sync
+reboot -f
+"""
+
 DBUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
@@ -474,7 +634,7 @@ DBUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configu
 """
 
 
-def make_initramfs(series, args, rundir, logfile):
+def make_initramfs(series, args, rundir, logfile, scx_tool=None):
     bindir = os.path.join(rundir, "bin")
     os.makedirs(bindir, exist_ok=True)
     progs = build_tests(bindir, logfile)
@@ -497,6 +657,7 @@ def make_initramfs(series, args, rundir, logfile):
            b"nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n", 0o644)
     c.file("etc/group", b"root:x:0:\nmessagebus:x:101:\nnogroup:x:65534:\n", 0o644)
     c.file("etc/machine-id", hashlib.md5(series.encode()).hexdigest().encode() + b"\n", 0o444)
+    dbus = None
     if args.latniced:
         c.add_program(args.latniced, "/usr/bin/latniced")
         dbus = shutil.which("dbus-daemon")
@@ -505,7 +666,16 @@ def make_initramfs(series, args, rundir, logfile):
             c.file("etc/dbus-1/lntest-system.conf", DBUS_CONF.encode(), 0o644)
     if args.latnicectl:
         c.add_program(args.latnicectl, "/usr/bin/latnicectl")
-    init = (INIT.replace("@SERIES@", series)
+    template = INIT
+    if series.startswith("scx-"):
+        # latniced and a BPF scheduler: the daemon, its CLI, a bus and a monitor of it are needed.
+        monitor = shutil.which("dbus-monitor")
+        if not (args.latniced and args.latnicectl and dbus and monitor):
+            raise Skip("the sched_ext check needs --latniced, --latnicectl, dbus-daemon and dbus-monitor")
+        c.add_program(monitor, "/usr/bin/dbus-monitor")
+        c.add_program(scx_tool, "/bin/scx_simple")
+        template = SCX_INIT
+    init = (template.replace("@SERIES@", series)
             .replace("@BENCH@", "1" if args.bench else "0")
             .replace("@BENCH_ARGS@", args.bench_args))
     c.file("init", init.encode())
@@ -659,7 +829,10 @@ def main():
         if os.path.exists(rundir):
             shutil.rmtree(rundir)
         os.makedirs(rundir)
-        initrd = make_initramfs(args.series, args, rundir, os.path.join(rundir, "tests.log"))
+        scx_tool = os.path.join(os.path.dirname(image), "scx_simple")
+        if args.series.startswith("scx-") and not os.path.exists(scx_tool):
+            raise Failure("no scx_simple next to %s" % image)
+        initrd = make_initramfs(args.series, args, rundir, os.path.join(rundir, "tests.log"), scx_tool)
         t = time.time()
         lines, timed_out, console = boot(qemu, image, initrd, args, rundir)
         timings["boot+tests"] = time.time() - t

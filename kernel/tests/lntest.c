@@ -6,6 +6,8 @@
  *
  *   lntest [--series 6.1|6.12] [TEST...]      run all or the named tests
  *   lntest getln PID                         print PID's latency nice
+ *   lntest getslice PID                      print the slice PID reports (sched_runtime)
+ *   lntest setslice PID NS                   give PID a custom slice of NS (0: the default)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -787,6 +789,25 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "getln")) {
 		printf("%d\n", ln_get(atoi(argv[2])));
+		return 0;
+	}
+	/* The slice sched_getattr() reports for a task (EEVDF: custom or the default). */
+	if (argc == 3 && !strcmp(argv[1], "getslice")) {
+		printf("%llu\n", (unsigned long long)runtime_of(atoi(argv[2])));
+		return 0;
+	}
+	/* Sets a task's custom slice as another program would (0: back to the default). */
+	if (argc == 4 && !strcmp(argv[1], "setslice")) {
+		struct ln_sched_attr a = {
+			.size = SCHED_ATTR_SIZE_VER2,
+			.sched_policy = SCHED_OTHER,
+			.sched_runtime = strtoull(argv[3], NULL, 10),
+		};
+
+		if (ln_setattr(atoi(argv[2]), &a, 0) < 0) {
+			perror("sched_setattr");
+			return 1;
+		}
 		return 0;
 	}
 	if (argc > 2 && !strcmp(argv[1], "--series")) {
