@@ -113,15 +113,28 @@ static bool is_unit_name(const char *s, size_t len) {
         return unit_type_from_name(s, len) != NULL;
 }
 
-bool cgroup_path_in_unit(const char *cgroup, const char *pattern) {
+/* user@UID.service: what is below it is named by that user's manager, as systemd's cg_path_get_user_unit()
+ * also reads it. */
+static bool is_user_manager(const char *s, size_t len) {
+        return len > strlen("user@.service") && strncmp(s, "user@", 5) == 0 &&
+               memcmp(s + len - strlen(".service"), ".service", strlen(".service")) == 0;
+}
+
+/*
+ * Calls f(name, userdata) for each system unit a cgroup path runs in, outermost first, until f returns
+ * non-zero (returned). The user manager's own unit is the last one: below it every user may create any
+ * name (systemd-run --user --slice=game.slice), and a [Unit] rule is the administrator's, not theirs.
+ */
+static int for_each_system_unit(const char *cgroup, int (*f)(const char *name, void *userdata), void *userdata) {
         const char *p = cgroup;
 
-        if (!cgroup)
-                return false;
+        if (!p)
+                return 0;
         while (*p) {
                 const char *e;
                 size_t len;
                 char buf[256];
+                int r;
 
                 p += strspn(p, "/");
                 e = strchrnul(p, '/');
@@ -129,12 +142,23 @@ bool cgroup_path_in_unit(const char *cgroup, const char *pattern) {
                 if (len > 0 && len < sizeof(buf) && is_unit_name(p, len)) {
                         memcpy(buf, p, len);
                         buf[len] = 0;
-                        if (value_matches(pattern, buf))
-                                return true;
+                        r = f(buf, userdata);
+                        if (r != 0)
+                                return r;
+                        if (is_user_manager(p, len))
+                                break;
                 }
                 p = e;
         }
-        return false;
+        return 0;
+}
+
+static int unit_matches_pattern(const char *name, void *pattern) {
+        return value_matches(pattern, name);
+}
+
+bool cgroup_path_in_unit(const char *cgroup, const char *pattern) {
+        return for_each_system_unit(cgroup, unit_matches_pattern, (void *) pattern) > 0;
 }
 
 /* The app ID one path component (len bytes) names, copied into buf (size > len); false if none. */
@@ -719,6 +743,12 @@ static int compare_u32(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
+static int index_unit(const char *name, void *ix) {
+        int r = index_lookup(ix, IX_UNIT, name);
+
+        return r < 0 ? r : 0;
+}
+
 static int index_candidates(MatchIndex *ix, const TaskInfo *t) {
         char num[16], buf[4096];
         int r = 0;
@@ -740,21 +770,7 @@ static int index_candidates(MatchIndex *ix, const TaskInfo *t) {
         if (r >= 0)
                 r = index_lookup(ix, IX_CGROUP, t->cgroup);
         if (r >= 0 && t->cgroup && slot_used(ix, IX_UNIT))
-                for (const char *p = t->cgroup; *p && r >= 0;) {
-                        const char *e;
-                        size_t len;
-
-                        p += strspn(p, "/");
-                        e = strchrnul(p, '/');
-                        len = (size_t) (e - p);
-                        /* The same components cgroup_path_in_unit() tries. */
-                        if (len > 0 && len < 256 && is_unit_name(p, len)) {
-                                memcpy(buf, p, len);
-                                buf[len] = 0;
-                                r = index_lookup(ix, IX_UNIT, buf);
-                        }
-                        p = e;
-                }
+                r = for_each_system_unit(t->cgroup, index_unit, ix); /* what cgroup_path_in_unit() tries */
         if (r >= 0) {
                 snprintf(num, sizeof(num), "%u", (unsigned) t->uid);
                 r = index_lookup(ix, IX_USER, num);

@@ -199,6 +199,22 @@ static void test_keys(void) {
         ASSERT_STREQ(winner(s, &t), "unit");
         t = (TaskInfo) { .comm = "x", .cgroup = "/game.slicex/run-u12.scope" };
         ASSERT_TRUE(!winner(s, &t));
+        /* A user's own unit of that name (systemd-run --user --slice=game.slice) is not the system's. */
+        t = (TaskInfo) { .comm = "x", .cgroup = "/user.slice/user-1000.slice/user@1000.service/game.slice/run-u3.scope" };
+        ASSERT_TRUE(!winner(s, &t));
+        {
+                _cleanup_(match_index_freep) MatchIndex *ix = NULL;
+                MatchResult mr = {};
+
+                ASSERT_EQ(match_index_new(s, &ix), 0);
+                ASSERT_TRUE(match_index_task(ix, &t, false, &mr) >= 0);
+                ASSERT_TRUE(!mr.rule);
+                match_result_done(&mr);
+                t.cgroup = "/game.slice/run-u12.scope";
+                ASSERT_TRUE(match_index_task(ix, &t, false, &mr) >= 0);
+                ASSERT_TRUE(mr.rule && strcmp(mr.rule->name, "unit") == 0);
+                match_result_done(&mr);
+        }
 }
 
 static void test_precedence(void) {
@@ -236,6 +252,12 @@ static void test_cgroup_units(void) {
 
         ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/app-x.scope", "user@*.service"));
         ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice", "user.slice"));
+        /* Below user@UID.service the names are the user manager's: anybody can make a game.slice there. */
+        ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope", "user-1000.slice"));
+        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/game.slice/x.scope", "game.slice"));
+        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/game.slice/x.scope", "x.scope"));
+        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope", "*.scope"));
+        ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/session-4.scope", "session-*.scope"));
         ASSERT_TRUE(!cgroup_path_in_unit("/user.slice", "user"));
         ASSERT_TRUE(!cgroup_path_in_unit(NULL, "*"));
         ASSERT_TRUE(!cgroup_path_in_unit("/", "*"));
