@@ -473,6 +473,17 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
                 return no_such_process(error, tg.pid, r);
         proc_task_to_info(&p, &t);
         manager_task_set_exe_check(m, &t);
+        if (c->uid != 0)
+                /* The chain climbs into other users' processes (sudo, sshd, a root shell): they are matched
+                 * against, but only the caller's own are named to the caller. */
+                for (size_t i = 0; i < p.n_ancestors; i++) {
+                        TaskAncestor *a = &p.ancestors[i];
+                        ProcIds ids;
+
+                        a->hidden = proc_ids_read(m->proc_fd, a->pid, &ids) < 0 ||
+                                    !proc_pid_is(m->proc_fd, a->pid, a->start_time) ||
+                                    !authz_owns(c->uid, ids.ruid, ids.euid);
+                }
 
         r = match_task(m->rules, &t, true, &mr);
         if (r < 0)

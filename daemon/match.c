@@ -304,8 +304,11 @@ char *task_ancestors_format(const TaskInfo *t) {
                 return NULL;
         *p = 0;
         for (size_t i = 0; i < t->n_ancestors; i++)
-                p += snprintf(p, size - (size_t) (p - s), "%s%.15s[%d]", i ? " <- " : "", t->ancestors[i].comm,
-                              (int) t->ancestors[i].pid);
+                if (t->ancestors[i].hidden)
+                        p += snprintf(p, size - (size_t) (p - s), "%s?", i ? " <- " : "");
+                else
+                        p += snprintf(p, size - (size_t) (p - s), "%s%.15s[%d]", i ? " <- " : "",
+                                      t->ancestors[i].comm, (int) t->ancestors[i].pid);
         return s;
 }
 

@@ -19,6 +19,8 @@ typedef struct TaskAncestor {
         pid_t pid;
         char comm[16];
         char *exe;               /* NULL if unknown (another user's process without CAP_SYS_PTRACE) */
+        uint64_t start_time;     /* /proc/PID/stat's, when the chain was read */
+        bool hidden;             /* shown as "?": not the asking user's (Explain) */
 } TaskAncestor;
 
 /*

@@ -254,6 +254,7 @@ int proc_ancestors_read(int proc_fd, pid_t ppid, uint64_t start_time, size_t max
                 if (loop || proc_stat_read_pid(proc_fd, ppid, 0, &st) < 0 || st.start_time > start_time)
                         break;
                 v[n].pid = ppid;
+                v[n].start_time = st.start_time;
                 memcpy(v[n].comm, st.comm, sizeof(v[n].comm));
                 v[n].comm[sizeof(v[n].comm) - 1] = 0;
                 snprintf(path, sizeof(path), "%d/exe", (int) ppid);

@@ -187,6 +187,18 @@ check "nobody calls ListApplied, Explain (own), ListRules, ListProfiles" as_nobo
         busctl call org.latnice1 /org/latnice1 org.latnice1.Manager Explain u $NB &&
         busctl call org.latnice1 /org/latnice1 org.latnice1.Manager ListRules &&
         busctl call org.latnice1 /org/latnice1 org.latnice1.Manager ListProfiles"
+# Explain's ancestor chain: a caller sees its own ancestors, and of another user's only that they are there.
+check "a process of nobody below a shell of root" in_ systemd-run -q --unit=nbtree \
+        sh -c 'setpriv --reuid=65534 --regid=65534 --clear-groups tail -f /dev/null & wait'
+NBT=
+eventually 10 in_ pgrep -u 65534 -P "$(in_ systemctl show -P MainPID nbtree.service)" tail >/dev/null &&
+        NBT=$(in_ pgrep -u 65534 -P "$(in_ systemctl show -P MainPID nbtree.service)" tail)
+out=$(in_ busctl call org.latnice1 /org/latnice1 org.latnice1.Manager Explain u "${NBT:-0}")
+check "root: Explain's ancestors name root's shell and systemd" grep -q '"ancestors" "sh\[[0-9]*\] <- systemd\[1\]"' <<< "$out"
+out=$(as_nobody busctl call org.latnice1 /org/latnice1 org.latnice1.Manager Explain u "${NBT:-0}" 2>&1)
+check "nobody: Explain of its own process answers" grep -q '"ancestors"' <<< "$out"
+check "nobody: Explain's ancestors do not name root's shell or systemd (got: $(grep -o '"ancestors" "[^"]*"' <<< "$out"))" \
+        eval '! grep -q "\"ancestors\" \"[^\"]*\(sh\|systemd\)\[" <<< "$out" && grep -q "\"ancestors\" \"? <- ?\"" <<< "$out"'
 profile=$(in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager Profile)
 check "Profile is quiet (is: $profile)" [ "$profile" = 's "quiet"' ]
 
