@@ -177,6 +177,9 @@ check "nobody introspects" as_nobody busctl introspect org.latnice1 /org/latnice
 # defect 12: the system-wide profile is an administrator's choice, even for the seated user
 act=$(in_ pkaction --verbose --action-id org.latnice1.set-profile 2>&1)
 check "polkit: set-profile needs auth_admin_keep for the active session" grep -q "implicit active: *auth_admin_keep" <<< "$act"
+# Reload rescans every process: not for any seated user to repeat at will
+act=$(in_ pkaction --verbose --action-id org.latnice1.reload 2>&1)
+check "polkit: reload needs auth_admin_keep for the active session" grep -q "implicit active: *auth_admin_keep" <<< "$act"
 check "nobody calls GetTask on its own process" as_nobody busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u "$NB"
 out=$(call_nobody GetTask u "$SLEEPER")
 check "nobody: GetTask of root's process is NotYourProcess (got: $out)" expect_error org.latnice1.Error.NotYourProcess "$out"
