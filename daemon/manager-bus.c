@@ -876,6 +876,13 @@ static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, 
                 set_request_free(s);
                 return r < 0 ? r : 1;
         }
+        /* The same window again (focus services repeat themselves): polkit said yes to this very boost, whose
+         * target was checked above to be the caller's, in an active session. */
+        r = manager_foreground_current(m, c->uid, s->target.pid, s->target.st.start_time, call);
+        if (r >= 0) {
+                set_request_free(s);
+                return sd_bus_reply_method_return(call, "u", (uint32_t) r);
+        }
         return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_FOREGROUND, NULL, set_foreground_now, s,
                                set_request_free, error);
 }

@@ -307,6 +307,22 @@ int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_ti
         return (int) n_next;
 }
 
+int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, sd_bus_message *call) {
+        ManagerForeground *fg = m->foreground_state;
+        Boost *b = fg ? boost_find(fg, owner, false) : NULL;
+        int r;
+
+        if (!b || b->root != pid || b->root_start != start_time)
+                return -ENOENT;
+        if (call && b->track) {
+                /* A new connection of the same user (latnice-focus restarted) keeps the boost alive too. */
+                r = sd_bus_track_add_sender(b->track, call);
+                if (r < 0)
+                        return r;
+        }
+        return (int) b->n_members;
+}
+
 int manager_foreground_check_session(pid_t pid) {
         _cleanup_(freep) char *session = NULL;
         int r;

@@ -27,6 +27,10 @@ bool manager_foreground_enabled(const Manager *m);
  */
 int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, uid_t uid, sd_bus_message *call);
 
+/* owner's boost is already at pid (start_time): the number of processes it covers, and call's sender is
+ * tracked with it; -ENOENT otherwise. Lets the same request again be answered without asking polkit. */
+int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, sd_bus_message *call);
+
 /* May a process be boosted for a caller other than root: not in a session that is inactive or remote. */
 int manager_foreground_check_session(pid_t pid);
 

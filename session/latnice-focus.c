@@ -103,7 +103,7 @@ static int focus_on_latniced_owner(sd_bus_message *m, void *userdata, sd_bus_err
 
         if (sd_bus_message_read(m, "sss", &name, &old, &new) < 0)
                 return 0;
-        if (!new || !*new)
+        if (!name || strcmp(name, LATNICE_BUS_NAME) != 0 || !new || !*new)
                 return 0;
         /* A new latniced knows nothing of us: tell it again. */
         f->sent = -1;
@@ -234,8 +234,12 @@ static int bus_setup(Focus *f) {
                 fprintf(stderr, "Cannot connect to the system bus: %s\n", strerror(-r));
                 return r;
         }
-        r = sd_bus_match_signal_async(f->bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
-                                      "org.freedesktop.DBus", "NameOwnerChanged", focus_on_latniced_owner, NULL, f);
+        /* arg0: latniced's name only. Every connection to the system bus, by any user, is a NameOwnerChanged. */
+        r = sd_bus_add_match_async(f->bus, NULL,
+                                   "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                                   "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+                                   "arg0='" LATNICE_BUS_NAME "'",
+                                   focus_on_latniced_owner, NULL, f);
         if (r >= 0)
                 r = sd_bus_attach_event(f->bus, f->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)

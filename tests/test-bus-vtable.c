@@ -78,6 +78,10 @@ int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_ti
         return 0;
 }
 
+int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, sd_bus_message *call) {
+        return -ENOENT;
+}
+
 int manager_foreground_check_session(pid_t pid) {
         return 0;
 }

@@ -196,6 +196,31 @@ check "latnicectl explain names the foreground boost" grep -q '^Now: *the foregr
 out=$(in_ "$IN/bin/latnicectl" get "$A")
 check "latnicectl get names [Foreground]" grep -q 'set by latniced: \[Foreground\] LatencyNice=-10' <<< "$out"
 
+# --- what unrelated bus traffic and a repeated request cost ----------------------------------------
+# Every connection to the system bus is a NameOwnerChanged: latnice-focus (as its unit runs it, without
+# --print) must hear only org.latnice1's, and the same boost asked again must not ask polkit again.
+in_ sh -c 'exec dbus-monitor --system "type=method_call,member=SetForeground" \
+        "type=method_call,member=CheckAuthorization"' > "$WORK/monitor.log" 2>&1 &
+MON=$!
+eventually 10 grep -q "NameAcquired" "$WORK/monitor.log" >/dev/null 2>&1
+for i in $(seq 100); do
+        in_ runuser -u $V -- busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus GetId \
+                >/dev/null 2>&1
+done
+for i in 1 2 3; do
+        as_u busctl --system call org.latnice1 /org/latnice1 org.latnice1.Manager SetForeground u "$A" >/dev/null 2>&1
+done
+sleep 1
+kill "$MON" 2>/dev/null
+wait "$MON" 2>/dev/null
+n_set=$(grep -c "member=SetForeground" "$WORK/monitor.log")
+n_auth=$(grep -c "member=CheckAuthorization" "$WORK/monitor.log")
+echo "# 100 unrelated connections, then 3 SetForeground(a) of U's own: $n_set SetForeground calls, $n_auth polkit checks"
+check "100 unrelated bus connections: latnice-focus sends nothing (SetForeground calls: $n_set, want 3: ours)" \
+        test "$n_set" = 3
+check "the boost asked again (3 times): polkit is not asked (CheckAuthorization calls: $n_auth)" test "$n_auth" = 0
+wait_value "  a keeps the boost" "$A" "-10 foreground"
+
 # --- somebody changes a boosted value meanwhile: it stays theirs --------------------------------
 check "root sets a's value to 2 by hand while a is boosted" in_ busctl call org.latnice1 /org/latnice1 \
         org.latnice1.Manager SetLatencyNice ui "$A" 2
