@@ -227,11 +227,19 @@ static int import_object(AnanicyImport *imp, const char *file, unsigned line, js
                     : entry_append(&imp->types, &imp->n_types, &e);
 }
 
-/* What follows the object: nothing, or a '#' comment. */
+static bool is_comment(const char *p, const char *end) {
+        return p == end || *p == '#' || (end - p >= 2 && p[0] == '/' && p[1] == '/');
+}
+
+/* What follows the object: nothing, a comma (a line copied out of a JSON array), a '#' or '//' comment. */
 static bool rest_is_comment(const char *p, const char *end) {
         while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
                 p++;
-        return p == end || *p == '#';
+        if (p < end && *p == ',')
+                p++;
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+                p++;
+        return is_comment(p, end);
 }
 
 int ananicy_import_buffer(AnanicyImport *imp, const char *file, const char *buf, size_t size) {
@@ -254,9 +262,12 @@ int ananicy_import_buffer(AnanicyImport *imp, const char *file, const char *buf,
 
                 line++;
                 p = nl ? nl + 1 : end;
+                /* A UTF-8 byte order mark (editors on Windows write one): ananicy-cpp reads past it. */
+                if (line == 1 && eol - s >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+                        s += 3;
                 while (s < eol && (*s == ' ' || *s == '\t' || *s == '\r'))
                         s++;
-                if (s == eol || *s == '#')
+                if (is_comment(s, eol))
                         continue;
                 imp->n_lines++;
                 if (*s != '{') {
@@ -264,7 +275,14 @@ int ananicy_import_buffer(AnanicyImport *imp, const char *file, const char *buf,
                         continue;
                 }
                 json_tokener_reset(tok);
-                obj = json_tokener_parse_ex(tok, s, (int) (eol - s));
+                /* As ananicy-cpp reads a line: the object ends at its first '}' (the rules' objects are flat;
+                 * a '}' inside a string ends it early there, and is a broken line here). What follows is
+                 * checked below, without json-c's own comment syntax running to the end of the line. */
+                {
+                        const char *close = memchr(s, '}', (size_t) (eol - s));
+
+                        obj = json_tokener_parse_ex(tok, s, (int) ((close ? close + 1 : eol) - s));
+                }
                 if (!obj) {
                         enum json_tokener_error err = json_tokener_get_error(tok);
 

@@ -212,7 +212,35 @@ static void test_hostile(void) {
         }
 }
 
+/* What ananicy-cpp accepts (it reads each line from its first '{' to its first '}'): a BOM, a comma after
+ * the object, a // comment after it. Other text after the object stays a reported error. */
+static void test_lenient(void) {
+        _cleanup_(ananicy_import_done) AnanicyImport imp = {};
+        _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        _cleanup_(freep) char *text = NULL;
+        size_t rules = 0, names = 0;
+
+        import(&imp, "lenient.rules",
+               "\xef\xbb\xbf{ \"name\": \"bom\", \"nice\": 3 }\n"
+               "{ \"name\": \"comma\", \"nice\": 4 },\n"
+               "{ \"name\": \"slashes\", \"nice\": 5 } // a comment\n"
+               "{ \"name\": \"both\", \"nice\": 6 }, // a comment\n"
+               "// a whole line of comment\n"
+               "{ \"name\": \"plus\", \"nice\": 7 }+\n");
+        for (size_t i = 0; i < imp.n_messages; i++)
+                fprintf(stderr, "%s:%u: %s\n", imp.messages[i].file, imp.messages[i].line, imp.messages[i].text);
+        ASSERT_EQ(imp.n_messages, 1);
+        ASSERT_TRUE(has_message(&imp, ANANICY_ERROR, "lenient.rules", 6, "text after the object"));
+        s = convert(&imp, &text, &rules, &names);
+        ASSERT_EQ(value_of(s, "bom", NULL, NULL), 3);
+        ASSERT_EQ(value_of(s, "comma", NULL, NULL), 4);
+        ASSERT_EQ(value_of(s, "slashes", NULL, NULL), 5);
+        ASSERT_EQ(value_of(s, "both", NULL, NULL), 6);
+        ASSERT_EQ(value_of(s, "plus", NULL, NULL), 100);
+}
+
 int main(void) {
+        test_lenient();
         test_table();
         test_hostile();
         test_tree();
