@@ -240,6 +240,57 @@ ApplyRequest apply_request_from_rule(const Rule *rule, bool via_unit, char *ref_
 
 static AppliedProcess *manager_applied_parent(Manager *m, const TaskInfo *t, uint64_t parent_start);
 
+#define EXEC_ANCESTORS_MAX 8 /* how far up an inherited value of ours is looked for */
+
+/*
+ * At exec: is the value the process carries somebody else's? A launcher (chrt, a game launcher, a
+ * script with sched_setattr) sets a slice and then execs the program: that choice is theirs, as any
+ * value set later is. Not foreign: the default, the process's own value from us (an exec again), and
+ * a value latniced set on an ancestor that came down through fork (the parent; or, when the parent is
+ * not in the table, as a shell kept by Inherit=yes is not, the nearest ancestor that is, a few levels
+ * up, if every process between carries the same value). 1 foreign, 0 not, negative errno.
+ */
+static int exec_value_foreign(Manager *m, const TaskInfo *t, const AppliedProcess *e, uint64_t parent_start,
+                              ThreadSched *ret) {
+        const AppliedProcess *parent;
+        ThreadSched cur;
+        uint64_t raw;
+        ProcStat st;
+        pid_t pid;
+        int r;
+
+        r = sched_thread_get(&m->probe, t->pid, &cur);
+        if (r < 0)
+                return r;
+        *ret = cur;
+        raw = sched_thread_raw(&m->probe, &cur);
+        if (cur.realtime || raw == 0)
+                return 0;
+        if (e)
+                return raw != e->raw;
+        parent = manager_applied_parent(m, t, parent_start);
+        if (parent)
+                return raw != parent->raw;
+        /* Rare (a value, and a parent we did not set): climb while the value is the same. */
+        if (proc_stat_read_pid(m->proc_fd, t->pid, 0, &st) < 0)
+                return -ESRCH;
+        pid = st.ppid;
+        for (unsigned i = 0; i < EXEC_ANCESTORS_MAX && pid > 1; i++) {
+                const AppliedProcess *a;
+                ThreadSched up;
+
+                if (proc_stat_read_pid(m->proc_fd, pid, 0, &st) < 0 || sched_thread_get(&m->probe, pid, &up) < 0)
+                        return 1;
+                a = applied_table_get(m->applied, pid);
+                if (a && a->start_time == st.start_time)
+                        return raw != a->raw;
+                if (sched_thread_raw(&m->probe, &up) != raw)
+                        return 1; /* the value began between that ancestor and us: not from us */
+                pid = st.ppid;
+        }
+        return 1;
+}
+
 int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec) {
         AppliedProcess *e = applied_table_get(m->applied, t->pid);
         ThreadSched before = {};
@@ -259,6 +310,21 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                 return 0;
         }
 
+        if (fresh_exec && !q->override) {
+                r = exec_value_foreign(m, t, e, q->parent_start, &before);
+                if (r == -ESRCH) {
+                        log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
+                        return 0;
+                }
+                if (r < 0)
+                        return log_warning_errno(r, "Failed to read %s[%d]: %m", t->comm, (int) t->pid);
+                if (r > 0) {
+                        log_info("%s[%d]: started with LatencyNice=%d set by somebody else before its exec; %s "
+                                 "wants %d, leaving it (Override=no).", t->comm, (int) t->pid, before.latency_nice,
+                                 q->ref, q->latency_nice);
+                        return 0;
+                }
+        }
         if (!fresh_exec) {
                 /* Somebody else's value is theirs, unless the rule says Override=yes. The raw value decides:
                  * a foreign slice a little off the default rounds to latency nice 0 and is still foreign. */

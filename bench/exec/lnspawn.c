@@ -7,6 +7,8 @@
  *   lnspawn storm SECS WORKERS RATE EVERY OUT PROBE NOP EXPECT
  *                                         fork+exec storm of NOP; every EVERY-th exec is a
  *                                         probe (0: none); RATE total execs/s (0: as fast as possible)
+ *   lnspawn slice NS CMD [ARGS...]       set its own slice to NS (SCHED_OTHER, as chrt -T would), then exec
+ *                                         CMD: a launcher's value before the exec
  * Probes write their result lines to OUT (opened O_APPEND as their fd 3).
  */
 #include <fcntl.h>
@@ -171,6 +173,24 @@ int main(int argc, char **argv) {
                 latnice_sched_getattr(0, &a, sizeof(a), 0);
                 printf("%llu %llu\n", (unsigned long long) a.sched_runtime, (unsigned long long) expected_slice(-10));
                 return 0;
+        }
+        if (argc >= 4 && strcmp(argv[1], "slice") == 0) {
+                struct latnice_sched_attr a = {};
+
+                if (latnice_sched_getattr(0, &a, sizeof(a), 0) < 0) {
+                        perror("sched_getattr");
+                        return 1;
+                }
+                a.size = LATNICE_SCHED_ATTR_SIZE_VER1;
+                a.sched_flags = 0;
+                a.sched_runtime = strtoull(argv[2], NULL, 10);
+                if (latnice_sched_setattr(0, &a, 0) < 0) {
+                        perror("sched_setattr");
+                        return 1;
+                }
+                execv(argv[3], argv + 3);
+                perror("execv");
+                return 127;
         }
         if (argc >= 2 && strcmp(argv[1], "seq") == 0)
                 return cmd_seq(argc, argv);

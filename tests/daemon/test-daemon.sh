@@ -98,6 +98,44 @@ for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
 C=$(cat "$T/child"); PIDS+=("$C")
 expect_slice "$C" "$SLICE10" "with Inherit=yes the child keeps the inherited value"
 kill "$C" "$P" 2>/dev/null; rm -f "$T/child"
+
+# --- a slice set before the exec (chrt -T, a launcher) is somebody else's: Override=no leaves it
+SLICE5=$((BASE * 1024 / 335)) # LatencyNice=5: weight 335
+rules <<'CONF'
+[Process sleeper]
+Comm=lnt-sleep lnt-probe
+LatencyNice=-10
+
+[Process parent]
+Comm=lnt-parent
+LatencyNice=-10
+Inherit=yes
+
+[Process late]
+Comm=lnt-late
+LatencyNice=-10
+Override=yes
+
+[Process other]
+Comm=lnt-other
+LatencyNice=5
+CONF
+sleep 0.6
+bg "$LNSPAWN" slice 7000000 "$T/lnt-sleep" 30; S=$LAST
+expect_slice "$S" 7000000 "a launcher set 7 ms and exec'd a program a rule gives -10: it keeps the 7 ms"
+for _ in $(seq 40); do grep -q "lnt-sleep\[$S\]: started with LatencyNice=.* set by somebody else before its exec" "$T/log" && break; sleep 0.05; done
+grep -q "lnt-sleep\[$S\]: started with LatencyNice=.* set by somebody else before its exec" "$T/log" &&
+        ok "  and says so" || fail "  not logged: $(grep "lnt-sleep\[$S\]" "$T/log")"
+bg "$LNSPAWN" slice 7000000 "$T/lnt-late" 30; L=$LAST
+expect_slice "$L" "$SLICE10" "the same with Override=yes: the rule's -10 replaces it"
+bg "$T/lnt-sleep" 30; N=$LAST
+expect_slice "$N" "$SLICE10" "without a launcher's value the rule applies as before"
+# Ours through fork is not foreign: lnt-parent (-10, Inherit=yes) -> sh (keeps -10, not in the table) -> lnt-other.
+bg "$T/lnt-parent" -c "sh -c 'sleep 0.3; $T/lnt-other 30 & echo \$! > $T/child; wait'; wait"; P=$LAST
+for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
+C=$(cat "$T/child"); PIDS+=("$C")
+expect_slice "$C" "$SLICE5" "a grandchild carrying the -10 latniced gave its grandparent gets its own rule's 5"
+kill "$C" "$P" "$S" "$L" "$N" 2>/dev/null; rm -f "$T/child"
 rules <<'CONF'
 [Process sleeper]
 Comm=lnt-sleep lnt-probe
