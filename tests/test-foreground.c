@@ -104,6 +104,16 @@ static void test_tree(void) {
         ASSERT_EQ(pids[2], 9);
         ASSERT_EQ(foreground_list_cgroup(fd, "/user.slice/app.scope", pids, 1), 1);
         ASSERT_EQ(foreground_list_cgroup(fd, "/none", pids, 8), 0);
+        /* A unit with sub-cgroups of its own (Delegate=yes, toolbox, podman): they are the unit too. */
+        test_write(d, "cg/user.slice/app.scope/payload/cgroup.procs", "20\n");
+        test_write(d, "cg/user.slice/app.scope/payload/inner/cgroup.procs", "21\n5\n");
+        test_write(d, "cg/user.slice/app.scope/payload/inner/cgroup.threads", "22\n");
+        ASSERT_EQ(foreground_list_cgroup(fd, "/user.slice/app.scope", pids, 8), 5);
+        ASSERT_EQ(pids[0], 5);
+        ASSERT_EQ(pids[3], 20);
+        ASSERT_EQ(pids[4], 21);
+        ASSERT_EQ(foreground_list_cgroup(fd, "/user.slice/app.scope", pids, 4), 4);
+        ASSERT_EQ(foreground_list_cgroup(fd, "/user.slice/app.scope/payload", pids, 8), 3);
 }
 
 static void test_config(void) {
