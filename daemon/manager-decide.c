@@ -243,20 +243,48 @@ static AppliedProcess *manager_applied_parent(Manager *m, const TaskInfo *t, uin
 #define EXEC_ANCESTORS_MAX 8 /* how far up an inherited value of ours is looked for */
 
 /*
+ * Where the value raw a process carries at its exec came from, if latniced set it: the entry of its
+ * parent; or, when the parent is not in the table (a shell kept by Inherit=yes, a subshell that forked
+ * and exited, as in "(exec prog &)"), of the nearest ancestor that is, a few levels up, when every
+ * process between carries raw too. NULL: not from us (or it cannot be told).
+ */
+static const AppliedProcess *applied_source(Manager *m, const TaskInfo *t, uint64_t parent_start, uint64_t raw) {
+        const AppliedProcess *a = manager_applied_parent(m, t, parent_start);
+        ProcStat st;
+        pid_t pid;
+
+        if (a)
+                return a->raw == raw ? a : NULL;
+        /* Rare (a value, and a parent we did not set): climb while the value is the same. */
+        if (proc_stat_read_pid(m->proc_fd, t->pid, 0, &st) < 0)
+                return NULL;
+        pid = st.ppid;
+        for (unsigned i = 0; i < EXEC_ANCESTORS_MAX && pid > 1; i++) {
+                ThreadSched up;
+
+                if (proc_stat_read_pid(m->proc_fd, pid, 0, &st) < 0 || sched_thread_get(&m->probe, pid, &up) < 0)
+                        return NULL;
+                a = applied_table_get(m->applied, pid);
+                if (a && a->start_time == st.start_time)
+                        return a->raw == raw ? a : NULL;
+                if (sched_thread_raw(&m->probe, &up) != raw)
+                        return NULL; /* the value began between that ancestor and us: not from us */
+                pid = st.ppid;
+        }
+        return NULL;
+}
+
+/*
  * At exec: is the value the process carries somebody else's? A launcher (chrt, a game launcher, a
  * script with sched_setattr) sets a slice and then execs the program: that choice is theirs, as any
  * value set later is. Not foreign: the default, the process's own value from us (an exec again), and
- * a value latniced set on an ancestor that came down through fork (the parent; or, when the parent is
- * not in the table, as a shell kept by Inherit=yes is not, the nearest ancestor that is, a few levels
- * up, if every process between carries the same value). 1 foreign, 0 not, negative errno.
+ * a value latniced set on an ancestor that came down through fork (applied_source()).
+ * 1 foreign, 0 not, negative errno.
  */
 static int exec_value_foreign(Manager *m, const TaskInfo *t, const AppliedProcess *e, uint64_t parent_start,
                               ThreadSched *ret) {
-        const AppliedProcess *parent;
         ThreadSched cur;
         uint64_t raw;
-        ProcStat st;
-        pid_t pid;
         int r;
 
         r = sched_thread_get(&m->probe, t->pid, &cur);
@@ -268,27 +296,7 @@ static int exec_value_foreign(Manager *m, const TaskInfo *t, const AppliedProces
                 return 0;
         if (e)
                 return raw != e->raw;
-        parent = manager_applied_parent(m, t, parent_start);
-        if (parent)
-                return raw != parent->raw;
-        /* Rare (a value, and a parent we did not set): climb while the value is the same. */
-        if (proc_stat_read_pid(m->proc_fd, t->pid, 0, &st) < 0)
-                return -ESRCH;
-        pid = st.ppid;
-        for (unsigned i = 0; i < EXEC_ANCESTORS_MAX && pid > 1; i++) {
-                const AppliedProcess *a;
-                ThreadSched up;
-
-                if (proc_stat_read_pid(m->proc_fd, pid, 0, &st) < 0 || sched_thread_get(&m->probe, pid, &up) < 0)
-                        return 1;
-                a = applied_table_get(m->applied, pid);
-                if (a && a->start_time == st.start_time)
-                        return raw != a->raw;
-                if (sched_thread_raw(&m->probe, &up) != raw)
-                        return 1; /* the value began between that ancestor and us: not from us */
-                pid = st.ppid;
-        }
-        return 1;
+        return !applied_source(m, t, parent_start, raw);
 }
 
 int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec) {
@@ -442,18 +450,23 @@ static AppliedProcess *manager_applied_parent(Manager *m, const TaskInfo *t, uin
  * one with its pid: its start time says.
  */
 static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start) {
-        AppliedProcess *parent = manager_applied_parent(m, t, parent_start);
+        const AppliedProcess *parent;
         ThreadSched cur = {};
         ApplyResult res = {};
         pid_t ppid;
         int r;
 
-        if (!parent || parent->inherit || m->probe.backend == BACKEND_NONE)
+        if (m->probe.backend == BACKEND_NONE)
+                return 0;
+        r = sched_thread_get(&m->probe, t->pid, &cur);
+        if (r < 0 || cur.realtime || sched_thread_raw(&m->probe, &cur) == 0)
+                return 0;
+        /* The parent we set, or one further up through processes that carry its value ("(exec prog &)":
+         * the subshell that forked prog is gone, or was never ours to record). */
+        parent = applied_source(m, t, parent_start, sched_thread_raw(&m->probe, &cur));
+        if (!parent || parent->inherit)
                 return 0;
         ppid = parent->pid;
-        r = sched_thread_get(&m->probe, t->pid, &cur);
-        if (r < 0 || sched_thread_raw(&m->probe, &cur) != parent->raw)
-                return 0;
         if (m->options.dry_run) {
                 log_info("%s[%d]: would reset LatencyNice=%d inherited from %s[%d] (dry run).", t->comm, (int) t->pid,
                          parent->latency_nice, parent->comm, (int) ppid);

@@ -119,6 +119,10 @@ Override=yes
 [Process other]
 Comm=lnt-other
 LatencyNice=5
+
+[Process parent2]
+Comm=lnt-parent2
+LatencyNice=-10
 CONF
 sleep 0.6
 bg "$LNSPAWN" slice 7000000 "$T/lnt-sleep" 30; S=$LAST
@@ -135,6 +139,15 @@ bg "$T/lnt-parent" -c "sh -c 'sleep 0.3; $T/lnt-other 30 & echo \$! > $T/child; 
 for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
 C=$(cat "$T/child"); PIDS+=("$C")
 expect_slice "$C" "$SLICE5" "a grandchild carrying the -10 latniced gave its grandparent gets its own rule's 5"
+kill "$C" "$P" 2>/dev/null; rm -f "$T/child"
+# ... and the reset of what no rule matches looks as far: lnt-parent2 (-10) -> a subshell (a fork, not in the
+# table, carrying the -10) -> lnt-late2.
+cp /bin/bash "$T/lnt-parent2"; cp /bin/sleep "$T/lnt-late2"
+bg "$T/lnt-parent2" -c "( sleep 0.3; $T/lnt-late2 30 & echo \$! > $T/child; wait ); wait"; P=$LAST
+expect_slice "$P" "$SLICE10" "lnt-parent2 gets its rule's -10"
+for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
+C=$(cat "$T/child"); PIDS+=("$C")
+expect_slice "$C" "$BASE" "its grandchild, through a shell latniced did not set, is reset to the default"
 kill "$C" "$P" "$S" "$L" "$N" 2>/dev/null; rm -f "$T/child"
 rules <<'CONF'
 [Process sleeper]
