@@ -20,7 +20,8 @@ import tarfile
 
 # Added by debhelper, not by `meson install`.
 # The examples in usr/share/doc/latnice/examples are meson's.
-DEBIAN_ONLY = ("/usr/share/doc/latnice/changelog.Debian.gz/", "/usr/share/doc/latnice/copyright/",
+DEBIAN_ONLY = ("/usr/share/doc/latnice/changelog.gz/", "/usr/share/doc/latnice/changelog.Debian.gz/",
+               "/usr/share/doc/latnice/copyright/",
                "/usr/share/lintian/")
 
 
