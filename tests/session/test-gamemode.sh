@@ -31,11 +31,6 @@ UID_H=1542
 UID_N=1543
 
 . "$HERE/../systemd/testlib.sh"
-check() { # check DESCRIPTION CMD...
-        local what=$1
-        shift
-        if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi
-}
 
 exec </dev/null
 [[ $EUID == 0 ]] || { echo "SKIP: needs root (contained systemd)"; exit 77; }
@@ -57,16 +52,7 @@ END=$(sed -n 's/^end=//p' "$INI")
 echo "# gamemode.ini: start=$START"
 echo "# gamemode.ini: end=$END"
 
-WORK=$(mktemp -d /tmp/latnice-gm-test.XXXXXX) || exit 1
-chmod 755 "$WORK"
-cleanup() {
-        if [[ $started == 1 && -d $STATE ]]; then
-                "$L" stop "$NAME" --kill >/dev/null 2>&1
-        fi
-        rm -rf -- "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+make_work latnice-gm-test
 
 mkdir -p "$WORK/bin" "$WORK/root/etc/latnice.d" "$WORK/root/etc/latnice" "$WORK/policy" "$WORK/actions" \
         "$WORK/overlay" "$WORK/state" "$WORK/polkit-rules" "$WORK/profiles"

@@ -8,6 +8,26 @@ started=0
 
 pass() { echo "ok   - $*"; }
 fail() { echo "FAIL - $*"; failures=$((failures + 1)); }
+check() { # check DESCRIPTION CMD...: pass if CMD succeeds (its output hidden)
+        local what=$1
+        shift
+        if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi
+}
+
+# make_work PREFIX: WORK=a new directory below /tmp, readable by the container's users, removed on exit
+# with the contained systemd (if it was started).
+make_work() {
+        WORK=$(mktemp -d "/tmp/$1.XXXXXX") || exit 1
+        chmod 755 "$WORK"
+        trap work_cleanup EXIT
+        trap 'exit 1' INT TERM
+}
+work_cleanup() {
+        if [[ $started == 1 && -d $STATE ]]; then
+                "$L" stop "$NAME" --kill >/dev/null 2>&1
+        fi
+        rm -rf -- "$WORK"
+}
 
 # Runs a command inside, from / : the caller's directory may be below the
 # host's /tmp, which the container does not share.
