@@ -162,6 +162,10 @@ echo "     (apt install took $(elapsed "$t0") s)"
 check "dpkg: latnice $version is installed" \
         [ "$(in_ dpkg-query -W -f='${Status} ${Version}' latnice)" = "install ok installed $version" ]
 check "postinst enabled latniced.service (Debian's default)" [ "$(in_ systemctl is-enabled latniced.service)" = enabled ]
+# latnice-focus.service is each user's to enable (systemctl --user enable), not every user's at once.
+check "postinst did not enable latnice-focus.service for every user" \
+        in_ sh -c '! ls /etc/systemd/user/*.wants/latnice-focus.service >/dev/null 2>&1 &&
+                [ "$(systemctl --global is-enabled latnice-focus.service 2>&1)" = disabled ]'
 check "postinst started it" eventually 10 running_ok
 check "the enablement link is in the overlay's /etc, not the host's" \
         [ -L "$WORK/overlay/etc/upper/systemd/system/multi-user.target.wants/latniced.service" -a \
