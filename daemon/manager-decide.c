@@ -292,7 +292,7 @@ static int exec_value_foreign(Manager *m, const TaskInfo *t, const AppliedProces
                 return r;
         *ret = cur;
         raw = sched_thread_raw(&m->probe, &cur);
-        if (cur.realtime || raw == 0)
+        if (cur.realtime || sched_raw_is_default(&m->probe, raw))
                 return 0;
         if (e)
                 return raw != e->raw;
@@ -459,7 +459,7 @@ static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start
         if (m->probe.backend == BACKEND_NONE)
                 return 0;
         r = sched_thread_get(&m->probe, t->pid, &cur);
-        if (r < 0 || cur.realtime || sched_thread_raw(&m->probe, &cur) == 0)
+        if (r < 0 || cur.realtime || sched_raw_is_default(&m->probe, sched_thread_raw(&m->probe, &cur)))
                 return 0;
         /* The parent we set, or one further up through processes that carry its value ("(exec prog &)":
          * the subshell that forked prog is gone, or was never ours to record). */

@@ -307,6 +307,10 @@ uint64_t sched_thread_raw(const SchedProbe *p, const ThreadSched *t) {
         }
 }
 
+bool sched_raw_is_default(const SchedProbe *p, uint64_t raw) {
+        return p->backend == BACKEND_LATENCY_NICE ? raw == (uint64_t) LATNICE_TO_PRIO(LATNICE_DEFAULT) : raw == 0;
+}
+
 int sched_thread_set_raw(const SchedProbe *p, pid_t tid, uint64_t raw, ThreadSched *ret_before) {
         struct latnice_sched_attr a;
         ThreadSched before;
