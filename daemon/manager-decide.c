@@ -453,17 +453,21 @@ static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start
         const AppliedProcess *parent;
         ThreadSched cur = {};
         ApplyResult res = {};
+        uint64_t raw;
         pid_t ppid;
         int r;
 
         if (m->probe.backend == BACKEND_NONE)
                 return 0;
         r = sched_thread_get(&m->probe, t->pid, &cur);
-        if (r < 0 || cur.realtime || sched_raw_is_default(&m->probe, sched_thread_raw(&m->probe, &cur)))
+        if (r < 0 || cur.realtime)
+                return 0;
+        raw = sched_thread_raw(&m->probe, &cur);
+        if (sched_raw_is_default(&m->probe, raw))
                 return 0;
         /* The parent we set, or one further up through processes that carry its value ("(exec prog &)":
          * the subshell that forked prog is gone, or was never ours to record). */
-        parent = applied_source(m, t, parent_start, sched_thread_raw(&m->probe, &cur));
+        parent = applied_source(m, t, parent_start, raw);
         if (!parent || parent->inherit)
                 return 0;
         ppid = parent->pid;

@@ -54,8 +54,6 @@ int sched_thread_get(const SchedProbe *p, pid_t tid, ThreadSched *ret);
 int sched_thread_set(const SchedProbe *p, pid_t tid, int latency_nice, ThreadSched *ret_before);
 /* The same with a raw value (sched_raw_value()/sched_thread_raw() terms), e.g.
  * to put back a slice that is not on the latency-nice grid. */
-/* raw is the backend's "no value set": latency nice 0 (prio 20) there, no custom slice (0) here. */
-bool sched_raw_is_default(const SchedProbe *p, uint64_t raw);
 int sched_thread_set_raw(const SchedProbe *p, pid_t tid, uint64_t raw, ThreadSched *ret_before);
 
 /* Raw value a backend writes for a latency nice, to detect later foreign changes:
@@ -63,6 +61,9 @@ int sched_thread_set_raw(const SchedProbe *p, pid_t tid, uint64_t raw, ThreadSch
 uint64_t sched_raw_value(const SchedProbe *p, int latency_nice);
 /* Raw value currently in a ThreadSched (the default slice reads as 0; 0 for realtime on eevdf-slice). */
 uint64_t sched_thread_raw(const SchedProbe *p, const ThreadSched *t);
+/* raw is the backend's "no value set": the latency nice backend's prio 20 (latency nice 0), eevdf-slice's 0
+ * (no custom slice); raw 0 on the latency nice backend is -20, a value. */
+bool sched_raw_is_default(const SchedProbe *p, uint64_t raw);
 
 typedef struct ApplyResult {
         unsigned n_threads;  /* threads seen */
