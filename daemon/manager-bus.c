@@ -351,8 +351,7 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
                                          : LATNICE_SET_BY_RULE;
                 rule = e->rule_name ?: "";
                 ref = e->rule ?: "";
-        } else if (m->probe.backend != BACKEND_NONE && !main_thread.realtime &&
-                   sched_thread_raw(&m->probe, &main_thread) != 0)
+        } else if (sched_thread_has_value(&m->probe, &main_thread))
                 set_by = LATNICE_SET_BY_FOREIGN;
 
         r = sd_bus_message_new_method_return(call, &reply);

@@ -275,25 +275,24 @@ static const AppliedProcess *applied_source(Manager *m, const TaskInfo *t, uint6
 }
 
 /*
- * At exec: is the value the process carries somebody else's? A launcher (chrt, a game launcher, a
- * script with sched_setattr) sets a slice and then execs the program: that choice is theirs, as any
- * value set later is. Not foreign: the default, the process's own value from us (an exec again), and
- * a value latniced set on an ancestor that came down through fork (applied_source()).
- * 1 foreign, 0 not, negative errno.
+ * Is the value the process carries somebody else's? A launcher (chrt, a game launcher, a script with
+ * sched_setattr) sets a slice and then execs the program: that choice is theirs, as any value set
+ * later is. Not foreign: the default, the process's own value from us, and a value latniced set on
+ * an ancestor that came down through fork (applied_source()). The raw value decides: a foreign slice
+ * a little off the default rounds to latency nice 0 and is still foreign.
+ * 1 foreign, 0 not, negative errno; ret: the thread's state as read.
  */
-static int exec_value_foreign(Manager *m, const TaskInfo *t, const AppliedProcess *e, uint64_t parent_start,
-                              ThreadSched *ret) {
-        ThreadSched cur;
+static int value_foreign(Manager *m, const TaskInfo *t, const AppliedProcess *e, uint64_t parent_start,
+                         ThreadSched *ret) {
         uint64_t raw;
         int r;
 
-        r = sched_thread_get(&m->probe, t->pid, &cur);
+        r = sched_thread_get(&m->probe, t->pid, ret);
         if (r < 0)
                 return r;
-        *ret = cur;
-        raw = sched_thread_raw(&m->probe, &cur);
-        if (cur.realtime || sched_raw_is_default(&m->probe, raw))
+        if (!sched_thread_has_value(&m->probe, ret))
                 return 0;
+        raw = sched_thread_raw(&m->probe, ret);
         if (e)
                 return raw != e->raw;
         return !applied_source(m, t, parent_start, raw);
@@ -318,35 +317,20 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                 return 0;
         }
 
-        if (fresh_exec && !q->override) {
-                r = exec_value_foreign(m, t, e, q->parent_start, &before);
+        /* A fresh exec with Override=yes reads nothing first: every microsecond before the value lands
+         * is run time without it. */
+        if (!q->override || !fresh_exec) {
+                r = value_foreign(m, t, e, q->parent_start, &before);
                 if (r == -ESRCH) {
                         log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
                         return 0;
                 }
                 if (r < 0)
                         return log_warning_errno(r, "Failed to read %s[%d]: %m", t->comm, (int) t->pid);
-                if (r > 0) {
-                        log_info("%s[%d]: started with LatencyNice=%d set by somebody else before its exec; %s "
-                                 "wants %d, leaving it (Override=no).", t->comm, (int) t->pid, before.latency_nice,
-                                 q->ref, q->latency_nice);
-                        return 0;
-                }
-        }
-        if (!fresh_exec) {
-                /* Somebody else's value is theirs, unless the rule says Override=yes. The raw value decides:
-                 * a foreign slice a little off the default rounds to latency nice 0 and is still foreign. */
-                r = sched_thread_get(&m->probe, t->pid, &before);
-                if (r == -ESRCH) {
-                        log_debug("%s[%d] exited before its value could be set.", t->comm, (int) t->pid);
-                        return 0;
-                }
-                if (r < 0)
-                        return log_warning_errno(r, "Failed to read %s[%d]: %m", t->comm, (int) t->pid);
-                if (!q->override && !before.realtime && sched_thread_raw(&m->probe, &before) != 0 &&
-                    (!e || sched_thread_raw(&m->probe, &before) != e->raw)) {
-                        log_info("%s[%d]: has LatencyNice=%d set by somebody else; %s wants %d, leaving it "
-                                 "(Override=no).", t->comm, (int) t->pid, before.latency_nice, q->ref,
+                if (r > 0 && !q->override) {
+                        log_info("%s[%d]: %s LatencyNice=%d set by somebody else%s; %s wants %d, leaving it "
+                                 "(Override=no).", t->comm, (int) t->pid, fresh_exec ? "started with" : "has",
+                                 before.latency_nice, fresh_exec ? " before its exec" : "", q->ref,
                                  q->latency_nice);
                         return 0;
                 }

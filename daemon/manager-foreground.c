@@ -205,7 +205,7 @@ static bool member_boost(Manager *m, ManagerForeground *fg, pid_t pid, uid_t uid
                 e = NULL;
         v = (ForegroundView) {
                 .realtime = cur.realtime,
-                .has_value = sched_thread_raw(&m->probe, &cur) != 0,
+                .has_value = sched_thread_has_value(&m->probe, &cur),
                 .value = cur.latency_nice,
                 .ours = e && applied_is_ours(&m->probe, m->proc_fd, e) > 0,
                 .manual = e && e->manual,

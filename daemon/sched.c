@@ -311,6 +311,10 @@ bool sched_raw_is_default(const SchedProbe *p, uint64_t raw) {
         return p->backend == BACKEND_LATENCY_NICE ? raw == (uint64_t) LATNICE_TO_PRIO(LATNICE_DEFAULT) : raw == 0;
 }
 
+bool sched_thread_has_value(const SchedProbe *p, const ThreadSched *t) {
+        return p->backend != BACKEND_NONE && !t->realtime && !sched_raw_is_default(p, sched_thread_raw(p, t));
+}
+
 int sched_thread_set_raw(const SchedProbe *p, pid_t tid, uint64_t raw, ThreadSched *ret_before) {
         struct latnice_sched_attr a;
         ThreadSched before;

@@ -64,6 +64,8 @@ uint64_t sched_thread_raw(const SchedProbe *p, const ThreadSched *t);
 /* raw is the backend's "no value set": the latency nice backend's prio 20 (latency nice 0), eevdf-slice's 0
  * (no custom slice); raw 0 on the latency nice backend is -20, a value. */
 bool sched_raw_is_default(const SchedProbe *p, uint64_t raw);
+/* The thread carries a value of this backend: not realtime and not the default. */
+bool sched_thread_has_value(const SchedProbe *p, const ThreadSched *t);
 
 typedef struct ApplyResult {
         unsigned n_threads;  /* threads seen */

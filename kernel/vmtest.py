@@ -465,6 +465,12 @@ if [ -x /usr/bin/latniced ]; then
     fi
     mkdir -p /etc/latnice.d
     printf '[Process lntest-target]\nComm=lntest-target\nLatencyNice=-10\n' > /etc/latnice.d/50-test.conf
+    # Running before latniced: the start-up scan decides them (not an exec event). On this
+    # backend the default is prio 20, not raw 0: neither may read as somebody else's value.
+    /bin/lntest-target 30 &
+    T0=$!
+    sleep 30 &
+    S0=$!
     /usr/bin/latniced --log-level debug > /tmp/latniced.log 2>&1 &
     LP=$!
     i=0
@@ -490,10 +496,21 @@ if [ -x /usr/bin/latniced ]; then
     else
         echo "LNTEST FAIL latniced-apply: lntest-target has latency nice $v after 10 s, expected -10"
     fi
+    v=$(/bin/lntest getln $T0)
+    if [ "$v" = -10 ]; then
+        echo "LNTEST PASS latniced-scan"
+    else
+        echo "LNTEST FAIL latniced-scan: lntest-target started before latniced has latency nice $v, expected -10"
+    fi
     if [ -x /usr/bin/latnicectl ]; then
         /usr/bin/latnicectl status 2>&1 | sed 's/^/LATNICECTL: /' | head -n 40
+        g=$(/usr/bin/latnicectl get $S0 2>&1 | head -n 1)
+        case "$g" in
+        *"the default; latniced did not set it"*) echo "LNTEST PASS latniced-default-not-foreign" ;;
+        *) echo "LNTEST FAIL latniced-default-not-foreign: latnicectl get of an untouched sleep: $g" ;;
+        esac
     fi
-    kill $T 2>/dev/null
+    kill $T $T0 $S0 2>/dev/null
     kill $LP 2>/dev/null
     sleep 0.5
     sed 's/^/LATNICED: /' /tmp/latniced.log | head -n 200
