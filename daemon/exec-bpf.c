@@ -169,23 +169,44 @@ bool exec_bpf_take_lost(ExecBpf *b) {
         return true;
 }
 
-size_t exec_bpf_take_renames_lost(ExecBpf *b, pid_t *pids, size_t max) {
-        int fd = bpf_map__fd(b->skel->maps.renames_lost);
-        uint32_t key, next;
-        size_t n = 0;
-
+bool exec_bpf_take_renames_lost(ExecBpf *b) {
         if (!__atomic_load_n(&b->skel->bss->renames_lost_pending, __ATOMIC_ACQUIRE))
-                return 0;
+                return false;
         __atomic_store_n(&b->skel->bss->renames_lost_pending, false, __ATOMIC_RELEASE);
-        /* Take the first key each time: deleting while walking with get_next_key may restart the walk anyway. */
-        while (n < max && bpf_map_get_next_key(fd, NULL, &next) == 0) {
-                key = next;
-                if (bpf_map_delete_elem(fd, &key) < 0)
-                        break;
-                pids[n++] = (pid_t) key;
+        return true;
+}
+
+size_t exec_bpf_sweep_renames(ExecBpf *b, pid_t *pids, size_t max, bool *ret_more) {
+        int fd = bpf_map__fd(b->skel->maps.renames_pending);
+        uint32_t keys[EXEC_BPF_SWEEP_MAX];
+        size_t n_keys = 0, n = 0;
+        uint32_t key;
+        int r;
+
+        if (max > ELEMENTSOF(keys))
+                max = ELEMENTSOF(keys);
+        /* Keys first, then the deletes: a walk resumed from a deleted key starts over. */
+        r = bpf_map_get_next_key(fd, NULL, &key);
+        while (r == 0 && n_keys < max) {
+                keys[n_keys++] = key;
+                r = bpf_map_get_next_key(fd, &keys[n_keys - 1], &key);
         }
-        if (n == max)
-                __atomic_store_n(&b->skel->bss->renames_lost_pending, true, __ATOMIC_RELEASE);
+        *ret_more = r == 0;
+        for (size_t i = 0; i < n_keys; i++) {
+                struct latnice_rename_pending v;
+
+                if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &v) == 0) {
+                        if (v.unsent > 0)
+                                pids[n++] = (pid_t) keys[i];
+                        continue;
+                }
+                if (errno == ENOENT)
+                        continue; /* evicted meanwhile */
+                /* Before Linux 5.14 a hash map cannot do both at once: a rename between the two is not
+                 * counted, so decide the process in any case. */
+                if (bpf_map_delete_elem(fd, &keys[i]) == 0)
+                        pids[n++] = (pid_t) keys[i];
+        }
         return n;
 }
 

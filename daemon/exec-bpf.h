@@ -17,6 +17,8 @@ typedef struct ExecBpf ExecBpf;
 
 /* ~160 exec records without argv; a loss costs a /proc rescan, not a missed process. */
 #define EXEC_BPF_RINGBUF_DEFAULT (64 * 1024)
+/* Processes taken out of the set of coalesced renames per sweep. */
+#define EXEC_BPF_SWEEP_MAX 256
 
 typedef int (*exec_bpf_handler_t)(void *userdata, const void *data, size_t size);
 
@@ -46,11 +48,16 @@ int exec_bpf_consume(ExecBpf *b, unsigned budget);
 bool exec_bpf_take_lost(ExecBpf *b);
 
 /*
- * Processes whose rename record was lost (ring buffer full): up to max of
- * them, taken out of the kernel's list; the caller decides them from /proc.
- * More may be left when max are returned (asked for again next time).
+ * The sweep of coalesced renames (exec.bpf.c's renames_pending): takes up to
+ * max processes out of the kernel's set, so that their next rename sends a
+ * record again, and returns in pids those renamed again after their record
+ * (or whose record did not fit): the caller decides them from /proc, once
+ * the ring buffer is empty (a record still queued is older than /proc).
+ * *ret_more: entries are left (or arrived meanwhile); sweep again later.
  */
-size_t exec_bpf_take_renames_lost(ExecBpf *b, pid_t *pids, size_t max);
+size_t exec_bpf_sweep_renames(ExecBpf *b, pid_t *pids, size_t max, bool *ret_more);
+/* True once after a rename record did not fit: only a sweep decides that process. */
+bool exec_bpf_take_renames_lost(ExecBpf *b);
 
 /*
  * Loads the prefilter: maps created for this rule set, sized to it, filled,

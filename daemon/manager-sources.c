@@ -123,6 +123,8 @@ static int cgroup_id_to_path(Manager *m, uint64_t id, char **ret) {
 
 /* ---- the BPF source --------------------------------------------------- */
 
+static void manager_arm_rename_sweep(Manager *m);
+
 static int manager_on_bpf_record(void *userdata, const void *data, size_t size) {
         static ExecEventBuf buf;
         static char exe_link[LATNICE_EXE_LEN + LATNICE_EXE_BASE_LEN + 2];
@@ -151,6 +153,7 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 /* Decided again under its new name; its value is no longer just inherited. */
                 log_debug("PID %d renamed itself to '%s', deciding again.", (int) ev.pid, t->comm);
                 renamed = true;
+                manager_arm_rename_sweep(m);
                 break;
         case EXEC_EVENT_EXEC:
                 break;
@@ -255,8 +258,124 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
  * in between (round robin among equal priorities), and goes back to the
  * front once it has caught up.
  */
-static void manager_exec_source_throttle(sd_event_source *s, bool behind) {
+static void manager_exec_source_throttle(Manager *m, sd_event_source *s, bool behind) {
         (void) sd_event_source_set_priority(s, behind ? SD_EVENT_PRIORITY_NORMAL : SD_EVENT_PRIORITY_IMPORTANT);
+        m->exec_behind = behind;
+        if (behind)
+                manager_leave_realtime(m);
+}
+
+/*
+ * Renames are coalesced per process in the kernel (exec.bpf.c): after a
+ * process's rename record, its further renames only count until this sweep
+ * takes it out of the set. The sweep runs RENAME_SWEEP_USEC after a record
+ * and again while the set is not empty, as a normal task, and decides from
+ * /proc the processes renamed again meanwhile. A process renaming itself in
+ * a loop thus costs at most two decisions per interval.
+ */
+#define RENAME_SWEEP_USEC (20 * 1000ULL) /* 20 ms */
+
+/*
+ * The proc connector has no kernel side to coalesce in: its renames go
+ * through this gate, the same way. A process's first rename is decided at
+ * once and opens a slot; its further renames until the sweep only mark the
+ * slot. Open addressing, no deletes but the sweep's clearing of all.
+ */
+#define RENAME_GATE_SLOTS 1024 /* a power of two; more than half full: decided at once, as without a gate */
+
+typedef struct RenameGate {
+        size_t n;
+        struct {
+                pid_t pid; /* 0: free */
+                bool again;
+        } slot[RENAME_GATE_SLOTS];
+} RenameGate;
+
+/* 1: pid is new in the gate (decide it now), 0: it was there (decided at the sweep), -ENOSPC: full. */
+static int rename_gate_add(RenameGate *g, pid_t pid) {
+        size_t i = ((uint32_t) pid * 2654435761U) & (RENAME_GATE_SLOTS - 1);
+
+        for (;; i = (i + 1) & (RENAME_GATE_SLOTS - 1)) {
+                if (g->slot[i].pid == pid) {
+                        g->slot[i].again = true;
+                        return 0;
+                }
+                if (g->slot[i].pid == 0)
+                        break;
+        }
+        if (g->n >= RENAME_GATE_SLOTS / 2)
+                return -ENOSPC;
+        g->slot[i].pid = pid;
+        g->slot[i].again = false;
+        g->n++;
+        return 1;
+}
+
+/* Empties the gate; pids: the processes renamed again after their first rename (max: at least
+ * RENAME_GATE_SLOTS / 2, what the gate holds). */
+static size_t rename_gate_sweep(RenameGate *g, pid_t *pids, size_t max) {
+        size_t n = 0;
+
+        if (!g)
+                return 0;
+        for (size_t i = 0; i < RENAME_GATE_SLOTS && g->n > 0; i++) {
+                if (g->slot[i].pid == 0)
+                        continue;
+                if (g->slot[i].again && n < max)
+                        pids[n++] = g->slot[i].pid;
+                g->slot[i].pid = 0;
+                g->n--;
+        }
+        return n;
+}
+
+static int manager_on_rename_sweep(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        pid_t pids[RENAME_GATE_SLOTS / 2 > EXEC_BPF_SWEEP_MAX ? RENAME_GATE_SLOTS / 2 : EXEC_BPF_SWEEP_MAX];
+        bool more = false;
+        size_t n;
+        int r;
+
+        manager_leave_realtime(m);
+        if (!m->bpf) {
+                n = rename_gate_sweep(m->rename_gate, pids, ELEMENTSOF(pids));
+                for (size_t i = 0; i < n; i++)
+                        (void) manager_decide_pid(m, pids[i], false);
+                return 0;
+        }
+        /* The ring buffer first: a record still queued is older than what /proc says now. */
+        r = exec_bpf_consume(m->bpf, EXEC_BUDGET);
+        if (r == 0) {
+                n = exec_bpf_sweep_renames(m->bpf, pids, ELEMENTSOF(pids), &more);
+                for (size_t i = 0; i < n; i++)
+                        (void) manager_decide_pid(m, pids[i], false);
+                if (n > 0 || more)
+                        r = 1; /* look again: what was swept may rename again, and did not send meanwhile */
+        }
+        if (r > 0) {
+                (void) sd_event_source_set_time_relative(s, RENAME_SWEEP_USEC);
+                (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        }
+        return 0;
+}
+
+static void manager_arm_rename_sweep(Manager *m) {
+        int enabled = SD_EVENT_OFF, r;
+
+        if (m->rename_sweep) {
+                if (sd_event_source_get_enabled(m->rename_sweep, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                        return; /* armed: the rename waits its turn */
+                (void) sd_event_source_set_time_relative(m->rename_sweep, RENAME_SWEEP_USEC);
+                (void) sd_event_source_set_enabled(m->rename_sweep, SD_EVENT_ONESHOT);
+                return;
+        }
+        r = sd_event_add_time_relative(m->event, &m->rename_sweep, CLOCK_MONOTONIC, RENAME_SWEEP_USEC,
+                                       1000ULL, manager_on_rename_sweep, m);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to set up the sweep of renames, renames may be missed: %m");
+                return;
+        }
+        (void) sd_event_source_set_description(m->rename_sweep, "rename-sweep");
 }
 
 static int manager_on_bpf(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -266,21 +385,10 @@ static int manager_on_bpf(sd_event_source *s, int fd, uint32_t revents, void *us
         r = exec_bpf_consume(m->bpf, EXEC_BUDGET);
         if (r < 0)
                 log_warning_errno(r, "Failed to read the BPF ring buffer: %m");
-        manager_exec_source_throttle(s, r > 0);
-        if (r == 0) {
-                /*
-                 * Renames that did not fit: those processes, not all of them,
-                 * are decided again from /proc, once the ring buffer is empty:
-                 * a record still queued is older than what /proc says now, and
-                 * deciding it afterwards would undo the newer decision.
-                 */
-                pid_t pids[EXEC_BUDGET];
-                size_t n = exec_bpf_take_renames_lost(m->bpf, pids, ELEMENTSOF(pids));
-
-                for (size_t i = 0; i < n; i++)
-                        (void) manager_decide_pid(m, pids[i], false);
-                /* XXX: more than that are left for the next wakeup. */
-        }
+        manager_exec_source_throttle(m, s, r > 0);
+        /* Renames that did not fit: those processes, not all of them, are decided by the sweep. */
+        if (exec_bpf_take_renames_lost(m->bpf))
+                manager_arm_rename_sweep(m);
         if (exec_bpf_take_lost(m->bpf)) {
                 ExecBpfCounters c;
 
@@ -315,6 +423,18 @@ static int manager_on_netlink_event(void *userdata, NetlinkEventType type, pid_t
         /* Without an in-kernel filter, a rename is worth a /proc read only where a Comm= rule could care. */
         if (type == NETLINK_EVENT_RENAME && !m->filter.want_renames && !applied_table_get(m->applied, pid))
                 return 0;
+        if (type == NETLINK_EVENT_RENAME) {
+                if (!m->rename_gate) {
+                        m->rename_gate = calloc(1, sizeof(RenameGate));
+                        if (!m->rename_gate)
+                                return log_oom();
+                }
+                r = rename_gate_add(m->rename_gate, pid);
+                if (r == 0)
+                        return 0; /* renamed again: the sweep decides it */
+                if (r > 0)
+                        manager_arm_rename_sweep(m);
+        }
         m->events_seen++;
         r = manager_decide_pid(m, pid, type == NETLINK_EVENT_EXEC);
         if (r == -ESRCH)
@@ -327,7 +447,7 @@ static int manager_on_netlink(sd_event_source *s, int fd, uint32_t revents, void
         int r;
 
         r = exec_netlink_read(fd, EXEC_BUDGET, manager_on_netlink_event, m);
-        manager_exec_source_throttle(s, r > 0);
+        manager_exec_source_throttle(m, s, r > 0);
         if (r == -ENOBUFS) {
                 m->events_lost++;
                 log_warning("The proc connector dropped events (ENOBUFS); rescanning.");
@@ -647,6 +767,8 @@ void manager_sources_done(Manager *m) {
                 close(m->netlink_fd);
         m->netlink_fd = -1;
         m->bpf_event_source = sd_event_source_unref(m->bpf_event_source);
+        m->rename_sweep = sd_event_source_unref(m->rename_sweep);
+        m->rename_gate = mfree(m->rename_gate);
         m->bpf = exec_bpf_free(m->bpf);
         m->source_reason = mfree(m->source_reason);
         manager_name_cache_flush(m);

@@ -139,7 +139,12 @@ static void manager_enter_realtime(Manager *m) {
 
 /* The exec sources' prepare callback: runs before every sleep of the loop. */
 int manager_on_exec_source_prepare(sd_event_source *s, void *userdata) {
-        manager_enter_realtime(userdata);
+        Manager *m = userdata;
+
+        /* Behind (a storm, or an attacker's loop): the backlog is worked off as a normal task, which
+         * cannot take a CPU away from anybody else for longer than its fair share. */
+        if (!m->exec_behind)
+                manager_enter_realtime(m);
         return 0;
 }
 

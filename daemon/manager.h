@@ -143,6 +143,8 @@ struct Manager {
         char *source_reason;
         ExecBpf *bpf;
         sd_event_source *bpf_event_source;
+        sd_event_source *rename_sweep; /* decides coalesced renames, a few times a second (manager-sources.c) */
+        struct RenameGate *rename_gate; /* the proc connector's renames, coalesced in user space */
         int netlink_fd;
         sd_event_source *netlink_event_source;
         sd_event_source *scan_timer;
@@ -174,6 +176,7 @@ struct Manager {
         bool ready;
         bool realtime;       /* exec sources are handled at SCHED_FIFO (it was granted) */
         bool rt_on;          /* at SCHED_FIFO right now */
+        bool exec_behind;    /* the exec source used up its budget: it catches up as a normal task */
         int self_nice;
 
         /* exec -> value set, in ns, for the last LATENCY_RING matched execs (BPF source) */

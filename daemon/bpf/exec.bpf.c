@@ -51,9 +51,9 @@ bool lost_pending = false;
  */
 bool quiet_exit_queued = false;
 /*
- * A rename record did not fit: its process is in renames_lost. Cheaper than
- * a rescan of every process, which a loop of renames could otherwise force
- * again and again.
+ * A rename record did not fit: its process is in renames_pending with unsent
+ * set, and no record wakes the daemon for it. Cheaper than a rescan of every
+ * process, which a loop of renames could otherwise force again and again.
  */
 bool renames_lost_pending = false;
 
@@ -63,7 +63,8 @@ enum {
         COUNTER_DROPPED, /* ring buffer full */
         COUNTER_RENAMES, /* every rename of a thread group leader after exec */
         COUNTER_RENAME_EVENTS, /* rename events sent */
-        COUNTER_RENAMES_DROPPED, /* rename records that did not fit (their process went to renames_lost) */
+        COUNTER_RENAMES_DROPPED, /* rename records that did not fit (decided from /proc at the next sweep) */
+        COUNTER_RENAMES_COALESCED, /* renames of a process with one pending already: no record */
         _COUNTER_MAX,
 };
 
@@ -140,13 +141,20 @@ struct {
         __type(value, __u64);
 } tracked SEC(".maps");
 
-/* Key: tgid as the daemon sees it; value: its start_boottime. LRU: the oldest go first if it fills up. */
+/*
+ * Renames coalesced per process: the first rename that passes the prefilter
+ * makes the entry and sends a record; until the daemon's sweep (a few times a
+ * second, not at realtime priority) takes the entry, further renames of the
+ * process only count in it, and the sweep decides the process from /proc. So
+ * a process renaming itself in a loop wakes the daemon a few times a second,
+ * not once per rename. Key: tgid as the daemon sees it.
+ */
 struct {
         __uint(type, BPF_MAP_TYPE_LRU_HASH);
-        __uint(max_entries, LATNICE_RENAMES_LOST_MAX);
+        __uint(max_entries, LATNICE_RENAMES_PENDING_MAX);
         __type(key, __u32);
-        __type(value, __u64);
-} renames_lost SEC(".maps");
+        __type(value, struct latnice_rename_pending);
+} renames_pending SEC(".maps");
 
 static __always_inline void count(__u32 which) {
         __u64 *v = bpf_map_lookup_elem(&counters, &which);
@@ -422,8 +430,11 @@ static __always_inline int send_record(struct task_struct *task, __u32 type, con
         }
         if (bpf_ringbuf_output(&events, b, size, wake) < 0) {
                 if (type == LATNICE_EVENT_RENAME) {
-                        /* The daemon reads the process's name itself. */
-                        bpf_map_update_elem(&renames_lost, &tgid, &e->start_boottime, BPF_ANY);
+                        /* The daemon reads the process's name itself at its next sweep. */
+                        struct latnice_rename_pending *rp = bpf_map_lookup_elem(&renames_pending, &tgid);
+
+                        if (rp)
+                                __sync_fetch_and_add(&rp->unsent, 1);
                         renames_lost_pending = true;
                         count(COUNTER_RENAMES_DROPPED);
                         return 0;
@@ -529,7 +540,8 @@ static __always_inline int handle_rename(struct task_struct *task, const char *n
         struct task_struct___execve *tx = (void *) task;
         char comm[LATNICE_COMM_LEN] __attribute__((aligned(8))) = {};
         char old[LATNICE_COMM_LEN] __attribute__((aligned(8))) = {};
-        __u32 flags = filter_flags;
+        struct latnice_rename_pending fresh = {}, *pending;
+        __u32 flags = filter_flags, pid, tgid;
 
         if (!want_renames)
                 return 0;
@@ -554,6 +566,31 @@ static __always_inline int handle_rename(struct task_struct *task, const char *n
             !name16_in(flags, LATNICE_FILTER_F_COMM, LATNICE_FILTER_F_COMM_PREFIX, &filter_comm, &filter_comm_prefix,
                        old))
                 return 0;
+
+        /* One record per process until the daemon's sweep: the rest only count. */
+        if (is_current) {
+                if (!current_ids(&pid, &tgid))
+                        return 0;
+        } else {
+                if (ns_translate)
+                        return 0; /* send_record() cannot name it either */
+                tgid = BPF_CORE_READ(task, tgid);
+        }
+        pending = bpf_map_lookup_elem(&renames_pending, &tgid);
+        if (pending) {
+                __sync_fetch_and_add(&pending->unsent, 1);
+                count(COUNTER_RENAMES_COALESCED);
+                return 0;
+        }
+        fresh.start_boottime = BPF_CORE_READ(task, start_boottime);
+        if (bpf_map_update_elem(&renames_pending, &tgid, &fresh, BPF_NOEXIST) < 0) {
+                /* Another CPU made it between the lookup and here: that one's record goes. */
+                pending = bpf_map_lookup_elem(&renames_pending, &tgid);
+                if (pending)
+                        __sync_fetch_and_add(&pending->unsent, 1);
+                count(COUNTER_RENAMES_COALESCED);
+                return 0;
+        }
         return send_record(task, LATNICE_EVENT_RENAME, comm, NULL, is_current);
 }
 

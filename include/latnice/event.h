@@ -113,5 +113,15 @@ struct latnice_name32 {
 /* Ancestor= looks this many levels up (the kernel side's prefilter and user space alike). */
 #define LATNICE_ANCESTORS_MAX 32
 #define LATNICE_TRACKED_MAX 65536
-/* Processes whose rename record did not fit into the ring buffer, kept until the daemon decides them. */
-#define LATNICE_RENAMES_LOST_MAX 4096
+/*
+ * Processes with a rename the daemon has not swept yet (exec.bpf.c's renames_pending): one record per
+ * process until then, later renames only counted. An LRU map: past this many renaming processes the
+ * oldest entry goes, and a rename counted there is decided at the process's next rename or exec.
+ */
+#define LATNICE_RENAMES_PENDING_MAX 16384
+
+/* A value of renames_pending. */
+struct latnice_rename_pending {
+        __u64 start_boottime; /* of the process, as in its record */
+        __u64 unsent;         /* renames after the record (or a record that did not fit): decide from /proc */
+};
