@@ -21,7 +21,9 @@
 #include "manager-sources.h"
 #include "manager-stats.h"
 #include "manager.h"
+#include "proc.h"
 #include "state.h"
+#include "task-exe.h"
 #include "util.h"
 
 static void options_done(ManagerOptions *o) {
@@ -45,6 +47,8 @@ Manager *manager_free(Manager *m) {
         manager_rules_done(m);
         sd_event_source_unref(m->prune_defer);
         manager_sources_done(m);
+        proc_set_exe_fallback(NULL, NULL);
+        task_exe_free(m->task_exe);
         free(m->latency_ring);
         if (m->proc_fd >= 0)
                 close(m->proc_fd);
@@ -309,8 +313,44 @@ static void manager_open_state(Manager *m) {
                            applied_table_size(m->applied));
 }
 
+/*
+ * /proc/PID/exe of another user's process needs CAP_SYS_PTRACE, which the shipped unit does not
+ * give: the kernel says which file it executes through a BPF task iterator instead (loaded at the
+ * first refusal), so that Exe= and Ancestor= paths match every user's processes, at start and
+ * after a restart too.
+ */
+static int manager_exe_fallback(pid_t pid, uint64_t start_time, char *path, size_t size, uint64_t *ret_ino,
+                                uint64_t *ret_dev, void *userdata) {
+        Manager *m = userdata;
+        TaskExeInfo info;
+        int r;
+
+        if (m->task_exe_error < 0)
+                return m->task_exe_error;
+        if (!m->task_exe) {
+                r = task_exe_new(&m->task_exe);
+                if (r < 0) {
+                        m->task_exe_error = r;
+                        return log_notice_errno(r, "Cannot tell which file other users' processes execute "
+                                                "(/proc/PID/exe needs CAP_SYS_PTRACE, and the BPF task "
+                                                "iterator did not load: %m): Exe= and Ancestor= paths do not "
+                                                "match their processes that were running before latniced.");
+                }
+        }
+        r = task_exe_read(m->task_exe, pid, path, size, &info);
+        if (r < 0)
+                return r;
+        if (m->ns_per_tick > 0 && info.start_boottime / m->ns_per_tick != start_time)
+                return -ESRCH; /* the pid was reused meanwhile */
+        *ret_ino = info.ino;
+        *ret_dev = info.dev;
+        return 0;
+}
+
 int manager_start(Manager *m) {
         int r;
+
+        proc_set_exe_fallback(manager_exe_fallback, m);
 
         sched_probe("/sys/kernel/btf/vmlinux", &m->probe);
         log_info("Scheduler backend %s: %s", backend_to_string(m->probe.backend), m->probe.reason);

@@ -229,6 +229,37 @@ char *gid_to_name(gid_t gid) {
         return NULL;
 }
 
+static ProcExeFallback exe_fallback;
+static void *exe_fallback_userdata;
+
+void proc_set_exe_fallback(ProcExeFallback f, void *userdata) {
+        exe_fallback = f;
+        exe_fallback_userdata = userdata;
+}
+
+/*
+ * The process's exe link into buf: its length, or -errno (-ENOENT: none, a kernel thread or a
+ * zombie). Where /proc refuses (EACCES), the fallback, if any, answers: then ino/dev too.
+ */
+static ssize_t read_exe(int proc_fd, pid_t pid, uint64_t start_time, char *buf, size_t size, uint64_t *ret_ino,
+                        uint64_t *ret_dev) {
+        char path[32];
+        ssize_t n;
+
+        *ret_ino = *ret_dev = 0;
+        snprintf(path, sizeof(path), "%d/exe", (int) pid);
+        n = readlinkat(proc_fd, path, buf, size - 1);
+        if (n >= 0) {
+                buf[n] = 0;
+                return n;
+        }
+        if (errno != EACCES || !exe_fallback)
+                return -errno;
+        if (exe_fallback(pid, start_time, buf, size, ret_ino, ret_dev, exe_fallback_userdata) < 0 || !buf[0])
+                return -EACCES;
+        return (ssize_t) strlen(buf);
+}
+
 void task_ancestors_free(TaskAncestor *a, size_t n) {
         for (size_t i = 0; i < n && a; i++)
                 free(a[i].exe);
@@ -244,8 +275,9 @@ int proc_ancestors_read(int proc_fd, pid_t ppid, uint64_t start_time, size_t max
         if (!v)
                 return -ENOMEM;
         while (n < max && ppid > 0) {
-                char path[32], buf[4096];
+                char buf[4096];
                 bool loop = false;
+                uint64_t ino, dev;
                 ProcStat st;
                 ssize_t l;
 
@@ -257,10 +289,8 @@ int proc_ancestors_read(int proc_fd, pid_t ppid, uint64_t start_time, size_t max
                 v[n].start_time = st.start_time;
                 memcpy(v[n].comm, st.comm, sizeof(v[n].comm));
                 v[n].comm[sizeof(v[n].comm) - 1] = 0;
-                snprintf(path, sizeof(path), "%d/exe", (int) ppid);
-                l = readlinkat(proc_fd, path, buf, sizeof(buf) - 1);
+                l = read_exe(proc_fd, ppid, st.start_time, buf, sizeof(buf), &ino, &dev);
                 if (l > 0) {
-                        buf[l] = 0;
                         v[n].exe = strdup(buf);
                         if (!v[n].exe) {
                                 task_ancestors_free(v, n);
@@ -289,7 +319,6 @@ void proc_task_done(ProcTask *t) {
 
 int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret) {
         ProcTask t = { .pid = pid };
-        char path[64];
         int r;
 
         r = proc_stat_read_pid(proc_fd, pid, 0, &t.stat);
@@ -300,17 +329,15 @@ int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret) {
                 char buf[4096];
                 ssize_t n;
 
-                snprintf(path, sizeof(path), "%d/exe", (int) pid);
-                n = readlinkat(proc_fd, path, buf, sizeof(buf) - 1);
+                n = read_exe(proc_fd, pid, t.stat.start_time, buf, sizeof(buf), &t.exe_ino, &t.exe_dev);
                 /* Kernel threads have no exe; an EACCES is not fatal either. */
                 if (n >= 0) {
-                        buf[n] = 0;
                         t.exe = strdup(buf);
                         if (!t.exe) {
                                 r = -ENOMEM;
                                 goto fail;
                         }
-                } else if (errno == ENOENT && !(t.stat.flags & PROC_PF_KTHREAD)) {
+                } else if (n == -ENOENT && !(t.stat.flags & PROC_PF_KTHREAD)) {
                         /* exe vanishes only with the process (or for zombies) */
                         if (t.stat.state != 'Z') {
                                 r = -ESRCH;
@@ -373,6 +400,8 @@ void proc_task_to_info(const ProcTask *p, TaskInfo *ret) {
                 .gid = p->gid,
                 .comm = p->stat.comm,
                 .exe = p->exe,
+                .exe_ino = p->exe_ino,
+                .exe_dev = p->exe_dev,
                 .argv = p->argv,
                 .parent_comm = p->parent_comm[0] ? p->parent_comm : NULL,
                 .user = p->user,

@@ -40,6 +40,7 @@ typedef struct ProcTask {
         uid_t uid;
         gid_t gid;
         char *exe;
+        uint64_t exe_ino, exe_dev; /* 0 unless the exe fallback said (s_dev encoding) */
         char **argv;
         char parent_comm[16];
         char *cgroup;
@@ -48,6 +49,16 @@ typedef struct ProcTask {
         TaskAncestor *ancestors;
         size_t n_ancestors;
 } ProcTask;
+
+/*
+ * Where /proc/PID/exe is EACCES (another user's process, and no CAP_SYS_PTRACE): who else can say
+ * what the process executes. start_time: the process's, in ticks, to tell a reused pid. Fills path
+ * (NUL-terminated) and the file's inode and device (0 if unknown); negative errno if it cannot.
+ */
+typedef int (*ProcExeFallback)(pid_t pid, uint64_t start_time, char *path, size_t size, uint64_t *ret_ino,
+                               uint64_t *ret_dev, void *userdata);
+/* For every read of this process (one daemon, one /proc): NULL turns it off. */
+void proc_set_exe_fallback(ProcExeFallback f, void *userdata);
 
 /* Parses one /proc/PID/stat (or /proc/PID/task/TID/stat) line. */
 int proc_stat_parse(const char *line, ProcStat *ret);

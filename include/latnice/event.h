@@ -120,6 +120,16 @@ struct latnice_name32 {
  */
 #define LATNICE_RENAMES_PENDING_MAX 16384
 
+/* What taskexe.bpf.c's iterator writes per process. */
+struct latnice_task_exe {
+        __u32 tgid;
+        __u32 path_len;       /* with its NUL; 0: no path (d_path failed) */
+        __u64 start_boottime; /* ns, as the exec record's */
+        __u64 ino;            /* of the file it executes */
+        __u64 dev;            /* its super block's s_dev (the kernel's MKDEV) */
+        char path[LATNICE_EXE_LEN];
+};
+
 /* A value of renames_pending. */
 struct latnice_rename_pending {
         __u64 start_boottime; /* of the process, as in its record */

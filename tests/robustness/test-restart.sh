@@ -12,7 +12,11 @@ I=$IN/bin
 cp /bin/sleep "$WORK/bin/lnt-k9"
 cp /bin/sleep "$WORK/bin/lnt-child"
 cp /bin/bash "$WORK/bin/lnt-k9p"
-cat > "$WORK/root/etc/latnice.d/50-k9.conf" <<'CONF'
+mkdir -m 777 "$WORK/nb" # what nobody writes
+cp /bin/sleep "$WORK/bin/lnt-exep"
+cp /bin/bash "$WORK/bin/lnt-anc"
+cp /bin/sleep "$WORK/bin/lnt-kid"
+cat > "$WORK/root/etc/latnice.d/50-k9.conf" <<CONF
 [Process k9]
 Comm=lnt-k9
 LatencyNice=-7
@@ -21,6 +25,16 @@ Override=yes
 [Process k9p]
 Comm=lnt-k9p
 LatencyNice=-3
+
+# By path, for another user's processes: /proc/PID/exe is closed to the unit (no CAP_SYS_PTRACE).
+[Process by-path]
+Exe=$I/lnt-exep
+LatencyNice=-5
+
+[Process by-ancestor]
+Ancestor=$I/lnt-anc
+Comm=lnt-kid
+LatencyNice=-4
 CONF
 mkfifo -m 666 "$WORK/fifo"
 robust_start
@@ -32,6 +46,14 @@ pp=$(spawn k9p "$I/lnt-k9p" -c "read x < $IN/fifo; $I/lnt-child 300 & echo \$! >
 check "first daemon: $p1 (foreign $PRE before) gets -7 ($(wait_slice "$p1" "$(S -7)" 2>&1))" wait_slice "$p1" "$(S -7)"
 check "first daemon: $p2 gets -7" wait_slice "$p2" "$(S -7)"
 check "first daemon: the parent $pp gets -3" wait_slice "$pp" "$(S -3)"
+pe=$(spawn exep setpriv --reuid=65534 --regid=65534 --clear-groups "$I/lnt-exep" 300)
+check "first daemon: nobody's $pe gets Exe=$I/lnt-exep's -5 ($(wait_slice "$pe" "$(S -5)" 2>&1))" \
+        wait_slice "$pe" "$(S -5)"
+pa=$(spawn anc setpriv --reuid=65534 --regid=65534 --clear-groups "$I/lnt-anc" -c "$I/lnt-kid 300 & echo \$! > $IN/nb/kid.pid; wait")
+for ((i = 0; i < 50; i++)); do [[ -s $WORK/nb/kid.pid ]] && break; sleep 0.1; done
+pk=$(cat "$WORK/nb/kid.pid")
+check "nobody's $pk below $I/lnt-anc gets Ancestor=$I/lnt-anc's -4 ($(wait_slice "$pk" "$(S -4)" 2>&1))" \
+        wait_slice "$pk" "$(S -4)"
 note "state dir of the first daemon: $(in_ ls -l /run/latnice 2>&1 | tail -n +2 | tr '\n' ' ')"
 
 check "kill -9 the first daemon ($DPID)" in_ systemctl kill -s KILL --kill-who=main latniced.service
@@ -45,6 +67,10 @@ DPID=$d
 sleep 1
 check "the values stay ($(slice_in "$p1") $(slice_in "$p2") $(slice_in "$pp"))" \
         [ "$(slice_in "$p1")" = "$(S -7)" -a "$(slice_in "$p2")" = "$(S -7)" -a "$(slice_in "$pp")" = "$(S -3)" ]
+check "nobody's $pe keeps Exe='s -5 after the restart ($(slice_in "$pe"))" [ "$(slice_in "$pe")" = "$(S -5)" ]
+check "nobody's $pk keeps Ancestor='s -4 after the restart ($(slice_in "$pk"))" [ "$(slice_in "$pk")" = "$(S -4)" ]
+out=$(call GetTask u "$pe")
+check "second daemon: GetTask $pe says rule by-path (${out:0:90})" grep -q "'rule'), dbus.String('by-path')" <<< "$out"
 for p in "$p1" "$p2"; do
         out=$(call GetTask u "$p")
         check "second daemon: GetTask $p says its own rule k9 (${out:0:90})" grep -q "'rule'), dbus.String('k9')" <<< "$out"
