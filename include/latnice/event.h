@@ -118,7 +118,7 @@ struct latnice_name32 {
  * process until then, later renames only counted. An LRU map: past this many renaming processes the
  * oldest entry goes, and a rename counted there is decided at the process's next rename or exec.
  */
-#define LATNICE_RENAMES_PENDING_MAX 16384
+#define LATNICE_RENAMES_PENDING_MAX 4096
 
 /* What taskexe.bpf.c's iterator writes per process. */
 struct latnice_task_exe {
