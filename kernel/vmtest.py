@@ -39,6 +39,9 @@ EXIT_SKIP = 77
 WORK_ROOT = os.environ.get("LATNICE_KERNEL_WORK", "/var/tmp/latnice-kernel-work")
 CACHE_ROOT = os.environ.get("LATNICE_KERNEL_CACHE", "/var/cache/latnice/kernel")
 FRAGMENT = os.path.join(HERE, "config.fragment")
+# A kernel build that has not finished in this time (about five times what
+# it takes on two idle cores, kernel/README.md) is stuck, not slow.
+MAKE_TIMEOUT = 1800
 TESTS_DIR = os.path.join(HERE, "tests")
 
 
@@ -56,15 +59,19 @@ def log(msg):
 
 def run(cmd, cwd=None, logfile=None, check=True, env=None, timeout=None):
     """Run cmd; with logfile, send its output there (and show the tail on failure)."""
-    if logfile:
-        with open(logfile, "ab") as f:
-            f.write(("\n$ " + " ".join(cmd) + "\n").encode())
-            f.flush()
-            p = subprocess.run(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
-                               env=env, timeout=timeout)
-    else:
-        p = subprocess.run(cmd, cwd=cwd, env=env, timeout=timeout,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        if logfile:
+            with open(logfile, "ab") as f:
+                f.write(("\n$ " + " ".join(cmd) + "\n").encode())
+                f.flush()
+                p = subprocess.run(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
+                                   env=env, timeout=timeout)
+        else:
+            p = subprocess.run(cmd, cwd=cwd, env=env, timeout=timeout,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    except subprocess.TimeoutExpired:
+        raise Failure("timed out after %d s: %s%s" % (timeout, " ".join(cmd),
+                      " (log: %s)" % logfile if logfile else ""))
     if check and p.returncode != 0:
         tail = ""
         if logfile:
@@ -102,6 +109,20 @@ def need_tool(tool, pkg):
         if path:
             return path
     raise Skip("%s is missing and %s cannot be installed" % (tool, pkg))
+
+
+def write_phases(title, timings):
+    """Append each timed step to $LATNICE_PHASE_LOG for tools/run-tests' phase table.
+
+    A step taken from a cache is written as such (0 s), so the table shows
+    what a run rebuilt."""
+    path = os.environ.get("LATNICE_PHASE_LOG")
+    if not path:
+        return
+    with open(path, "a") as f:
+        for k, v in timings.items():
+            if k != "total":
+                f.write("%s: %s\t%.0f\n" % (title, k, v))
 
 
 def sha256(*parts):
@@ -250,7 +271,7 @@ def prepare_source(series, work, patches, allow_offset, logfile):
         shutil.rmtree(tmp)
     os.makedirs(tmp)
     log("extracting %s" % tarball)
-    run(["tar", "-xf", tarball, "-C", tmp], logfile=logfile)
+    run(["tar", "-xf", tarball, "-C", tmp], logfile=logfile, timeout=600)
     tops = os.listdir(tmp)
     if len(tops) != 1:
         raise Failure("unexpected tarball layout: %s" % tops)
@@ -276,7 +297,7 @@ def build_scx(src, build, out, jobs, logfile):
     os.makedirs(out, exist_ok=True)
     run(["make", "-C", os.path.join(src, "tools", "sched_ext"), "O=" + out,
          "CLANG=" + scx_clang(), "VMLINUX_BTF=" + os.path.join(build, "vmlinux"),
-         "-j%d" % jobs, "scx_simple"], logfile=logfile)
+         "-j%d" % jobs, "scx_simple"], logfile=logfile, timeout=MAKE_TIMEOUT // 2)
     return os.path.join(out, "build", "bin", "scx_simple")
 
 
@@ -307,12 +328,12 @@ def build_kernel(series, args, work, timings):
     image = os.path.join(cache, "bzImage")
     if os.path.exists(image) and (not scx or os.path.exists(os.path.join(cache, "scx_simple"))):
         log("cached kernel %s" % image)
-        timings["build"] = 0.0
+        timings["kernel build"] = 0.0
         return image
     open(logfile, "w").close()
     check_pahole()
     src, src_key, fresh = prepare_source(series, work, patches, args.allow_offset, logfile)
-    timings["extract+patch"] = time.time() - t
+    timings["kernel extract+patch"] = time.time() - t
     build = os.path.join(work, "build")
     os.makedirs(build, exist_ok=True)
     t = time.time()
@@ -329,8 +350,9 @@ def build_kernel(series, args, work, timings):
     finally:
         FRAGMENT = common
     log("building bzImage with -j%d (log: %s)" % (args.jobs, logfile))
-    run(["make", "-C", src, "O=" + build, "-j%d" % args.jobs, "bzImage"], logfile=logfile)
-    timings["build"] = time.time() - t
+    run(["make", "-C", src, "O=" + build, "-j%d" % args.jobs, "bzImage"], logfile=logfile,
+        timeout=MAKE_TIMEOUT)
+    timings["kernel build"] = time.time() - t
     os.makedirs(cache, exist_ok=True)
     if scx:
         t = time.time()
@@ -344,7 +366,7 @@ def build_kernel(series, args, work, timings):
     shutil.copyfile(os.path.join(build, "arch/x86/boot/bzImage"), tmp)
     shutil.copyfile(os.path.join(build, ".config"), os.path.join(cache, "config"))
     os.rename(tmp, image)
-    log("built %s in %.0f s" % (image, timings["build"]))
+    log("built %s in %.0f s" % (image, timings["kernel build"]))
     return image
 
 
@@ -818,6 +840,13 @@ def main():
             setattr(args, opt, os.path.abspath(path))
 
     timings = {}
+    try:
+        return run_series(args, timings)
+    finally:
+        write_phases("vm " + args.series, timings)
+
+
+def run_series(args, timings):
     work = os.path.join(WORK_ROOT, args.series)
     t0 = time.time()
     try:
