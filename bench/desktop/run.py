@@ -392,8 +392,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2 * (os.cpu_count() or 1))
     ap.add_argument("--build-targets", default="daemon/latniced ctl/latnicectl",
                     help="ninja targets of one build (bounded: the daemon and the CLI, 66 steps)")
-    ap.add_argument("--storm-groups", type=int, default=4)
-    ap.add_argument("--storm-pairs", type=int, default=10)
+    ap.add_argument("--storm-groups", type=int, default=2)
+    ap.add_argument("--storm-pairs", type=int, default=5)
     ap.add_argument("--scratch", default="/var/tmp", help="where the build's scratch copy goes")
     ap.add_argument("--json", help="write every cell's raw metrics here")
     args = ap.parse_args()
