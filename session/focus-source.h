@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <stddef.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
@@ -21,3 +22,5 @@ SwayIpc *sway_ipc_free(SwayIpc *s);
 /* Pure: the pid a Sway "window" event names, 0 if it names none, -EINVAL for anything else
  * than a focus change. Exposed for tests on recorded events. */
 int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid);
+/* The same for a GET_TREE reply: the focused node's pid, 0 for none. */
+int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid);

@@ -8,6 +8,7 @@
  * latnice-focus never gives up on its source.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@
 #define SWAY_HEADER (6 + 4 + 4)
 #define SWAY_MSG_MAX (1024 * 1024) /* a window event carries one container: far below this */
 #define SWAY_SUBSCRIBE 2u
+#define SWAY_GET_TREE 4u
+#define SWAY_JSON_DEPTH 64 /* root, outputs, workspaces, nested containers */
 #define SWAY_EVENT_WINDOW 0x80000003u
 #define SWAY_BACKOFF_MIN_USEC 100000ULL
 #define SWAY_BACKOFF_MAX_USEC 10000000ULL
@@ -47,7 +50,7 @@ int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
 
         if (len > SWAY_MSG_MAX)
                 return -E2BIG;
-        tok = json_tokener_new_ex(16);
+        tok = json_tokener_new_ex(SWAY_JSON_DEPTH);
         if (!tok)
                 return -ENOMEM;
         root = json_tokener_parse_ex(tok, json, (int) len);
@@ -70,6 +73,52 @@ int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
 }
 
 static int sway_connect(SwayIpc *s);
+
+/* The focused view's pid in a GET_TREE node, walked to a bounded depth. */
+static bool sway_tree_focused(json_object *node, unsigned depth, pid_t *ret_pid) {
+        static const char *const kids[] = { "nodes", "floating_nodes" };
+        json_object *v;
+
+        if (depth > SWAY_JSON_DEPTH || !json_object_is_type(node, json_type_object))
+                return false;
+        if (json_object_object_get_ex(node, "focused", &v) && json_object_get_boolean(v)) {
+                int64_t pid = 0;
+
+                if (json_object_object_get_ex(node, "pid", &v) && json_object_is_type(v, json_type_int))
+                        pid = json_object_get_int64(v);
+                *ret_pid = pid > 0 && pid <= INT32_MAX ? (pid_t) pid : 0;
+                return true;
+        }
+        for (size_t k = 0; k < 2; k++) {
+                if (!json_object_object_get_ex(node, kids[k], &v) || !json_object_is_type(v, json_type_array))
+                        continue;
+                for (size_t i = 0; i < json_object_array_length(v); i++)
+                        if (sway_tree_focused(json_object_array_get_idx(v, i), depth + 1, ret_pid))
+                                return true;
+        }
+        return false;
+}
+
+int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
+        json_tokener *tok;
+        json_object *root;
+        int r = -EINVAL;
+
+        if (len > SWAY_MSG_MAX)
+                return -E2BIG;
+        tok = json_tokener_new_ex(SWAY_JSON_DEPTH);
+        if (!tok)
+                return -ENOMEM;
+        root = json_tokener_parse_ex(tok, json, (int) len);
+        if (root && json_tokener_get_error(tok) == json_tokener_success) {
+                *ret_pid = 0; /* nothing focused (an empty workspace) */
+                (void) sway_tree_focused(root, 0, ret_pid);
+                r = 0;
+        }
+        json_object_put(root);
+        json_tokener_free(tok);
+        return r;
+}
 
 static int fcntl_nonblock(int fd) {
         int fl = fcntl(fd, F_GETFL);
@@ -111,6 +160,12 @@ static void sway_schedule_retry(SwayIpc *s) {
 static void sway_on_message(SwayIpc *s) {
         pid_t pid;
 
+        if (s->type == SWAY_GET_TREE) {
+                /* What has focus at connect: the window focused before we (re)connected. */
+                if (sway_tree_focus_pid(s->body, s->len, &pid) == 0)
+                        focus_set(s->focus, pid, "sway");
+                return;
+        }
         if (s->type != SWAY_EVENT_WINDOW)
                 return; /* the subscribe reply, or an event we did not ask for */
         if (sway_event_focus_pid(s->body, s->len, &pid) == 0)
@@ -164,8 +219,8 @@ static int sway_on_io(sd_event_source *es, int fd, uint32_t revents, void *userd
 
 static int sway_connect(SwayIpc *s) {
         static const char payload[] = "[\"window\"]";
-        uint8_t msg[SWAY_HEADER + sizeof(payload) - 1];
-        uint32_t len = sizeof(payload) - 1, type = SWAY_SUBSCRIBE;
+        uint8_t msg[SWAY_HEADER + sizeof(payload) - 1 + SWAY_HEADER];
+        uint32_t len = sizeof(payload) - 1, type = SWAY_SUBSCRIBE, zero = 0, tree = SWAY_GET_TREE;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int r;
 
@@ -179,6 +234,10 @@ static int sway_connect(SwayIpc *s) {
         memcpy(msg + 6, &len, 4);
         memcpy(msg + 10, &type, 4);
         memcpy(msg + SWAY_HEADER, payload, len);
+        /* Subscribe first, then ask for the tree: no change falls between the two. */
+        memcpy(msg + SWAY_HEADER + len, SWAY_MAGIC, 6);
+        memcpy(msg + SWAY_HEADER + len + 6, &zero, 4);
+        memcpy(msg + SWAY_HEADER + len + 10, &tree, 4);
         /* Blocking connect and one small write to a local socket; reads are non-blocking. */
         if (connect(s->fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
             write(s->fd, msg, sizeof(msg)) != (ssize_t) sizeof(msg)) {

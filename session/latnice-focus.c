@@ -122,10 +122,6 @@ void focus_set(Focus *f, pid_t pid, const char *source) {
                         pid = 0;
                 }
         }
-        if (f->print) {
-                printf("focus %d %s\n", (int) pid, source);
-                fflush(stdout);
-        }
         if (pid == f->want) {
                 if (pidfd >= 0)
                         close(pidfd);
@@ -136,6 +132,10 @@ void focus_set(Focus *f, pid_t pid, const char *source) {
         f->want = pid;
         f->want_pidfd = pidfd;
         f->changes++;
+        if (f->print) {
+                printf("focus %d %s\n", (int) pid, source);
+                fflush(stdout);
+        }
         (void) focus_send(f);
 }
 
