@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * latnice-focus: a user service that follows the focused window and tells
- * latniced (org.latnice1 SetForeground) which process the user is looking
- * at. X11 only: the window manager's _NET_ACTIVE_WINDOW on the root window
- * (a PropertyNotify per change, no polling) and the window's _NET_WM_PID.
+ * latniced (org.latnice1 SetForegroundByPIDFD) which process the user is
+ * looking at. It picks its source itself (focus-source.h): Sway/i3 IPC when
+ * SWAYSOCK is set, X11 (_NET_ACTIVE_WINDOW, a PropertyNotify per change, no
+ * polling) otherwise, and always the session bus name org.latnice1.Focus
+ * that the shipped KWin script and GNOME Shell extension call. Every source
+ * ends in focus_set(): the pid becomes a pidfd at once, so that a pid reused
+ * before the call reaches latniced boosts nothing.
  *
  * Cheap under focus storms: at most one call is in flight; changes that
  * arrive meanwhile collapse into the latest, which is sent when the reply
@@ -19,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <unistd.h>
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
@@ -26,12 +32,16 @@
 #include <xcb/xcb.h>
 
 #include "latnice/dbus.h"
+#include "focus-source.h"
 
-typedef struct Focus {
+struct Focus {
         sd_event *event;
         sd_bus *bus;          /* NULL with --print */
-        bool print;
+        sd_bus *user_bus;     /* org.latnice1.Focus, NULL without a session bus */
+        bool print, debug;
         pid_t want;           /* the focused process, 0 for none */
+        int want_pidfd;       /* its pidfd, taken when the focus changed */
+        pid_t unknown_said;   /* the last pid said to be unknown (said once) */
         pid_t sent;           /* what latniced was told last (-1: nothing yet) */
         pid_t in_flight;      /* what the call in flight names */
         sd_bus_slot *call;    /* the call in flight */
@@ -42,7 +52,9 @@ typedef struct Focus {
         xcb_window_t root;
         xcb_atom_t atom_active, atom_pid;
         sd_event_source *xcb_source;
-} Focus;
+
+        SwayIpc *sway;
+};
 
 static int focus_send(Focus *f);
 
@@ -72,14 +84,19 @@ static int focus_send(Focus *f) {
         if (f->call || f->want == f->sent)
                 return 0;
         if (f->print) {
-                printf("focus %d\n", (int) f->want);
-                fflush(stdout);
                 f->sent = f->want;
                 f->calls++;
                 return 0;
         }
-        r = sd_bus_call_method_async(f->bus, &f->call, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE,
-                                     "SetForeground", focus_on_reply, f, "u", (uint32_t) f->want);
+        /* The pidfd taken at the change, not a pid looked up now: a pid reused meanwhile is refused. */
+        if (f->want > 0 && f->want_pidfd >= 0)
+                r = sd_bus_call_method_async(f->bus, &f->call, LATNICE_BUS_NAME, LATNICE_BUS_PATH,
+                                             LATNICE_BUS_INTERFACE, "SetForegroundByPIDFD", focus_on_reply, f,
+                                             "h", f->want_pidfd);
+        else
+                r = sd_bus_call_method_async(f->bus, &f->call, LATNICE_BUS_NAME, LATNICE_BUS_PATH,
+                                             LATNICE_BUS_INTERFACE, "SetForeground", focus_on_reply, f,
+                                             "u", (uint32_t) 0);
         if (r < 0) {
                 fprintf(stderr, "Failed to call SetForeground: %s\n", strerror(-r));
                 return r;
@@ -89,12 +106,41 @@ static int focus_send(Focus *f) {
         return 0;
 }
 
-static void focus_set(Focus *f, pid_t pid) {
-        if (pid == f->want)
+void focus_set(Focus *f, pid_t pid, const char *source) {
+        int pidfd = -1;
+
+        if (pid < 0)
+                pid = 0;
+        if (pid > 0) {
+                /* Unknown here (gone, or a pid of another pid namespace): boosts nothing. */
+                pidfd = pidfd_open(pid, 0);
+                if (pidfd < 0) {
+                        if (f->debug && f->unknown_said != pid)
+                                fprintf(stderr, "<7>%s: focused pid %d is not a process here (%s), nothing boosted.\n",
+                                        source, (int) pid, strerror(errno));
+                        f->unknown_said = pid;
+                        pid = 0;
+                }
+        }
+        if (pid == f->want) {
+                if (pidfd >= 0)
+                        close(pidfd);
                 return;
+        }
+        if (f->want_pidfd >= 0)
+                close(f->want_pidfd);
         f->want = pid;
+        f->want_pidfd = pidfd;
         f->changes++;
+        if (f->print) {
+                printf("focus %d %s\n", (int) pid, source);
+                fflush(stdout);
+        }
         (void) focus_send(f);
+}
+
+sd_event *focus_event(Focus *f) {
+        return f->event;
 }
 
 static int focus_on_latniced_owner(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -132,7 +178,7 @@ static void x11_update(Focus *f) {
         if (w != XCB_WINDOW_NONE)
                 pid = x11_get_u32(f, w, f->atom_pid, XCB_ATOM_CARDINAL);
         /* _NET_WM_PID is the client's word: latniced checks it names one of our own processes. */
-        focus_set(f, pid <= (uint32_t) INT32_MAX ? (pid_t) pid : 0);
+        focus_set(f, pid <= (uint32_t) INT32_MAX ? (pid_t) pid : 0, "x11");
 }
 
 static int x11_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -247,20 +293,83 @@ static int bus_setup(Focus *f) {
         return r;
 }
 
+/* org.latnice1.Focus on the session bus: what the KWin script and the GNOME Shell extension call.
+ * Only our own user may call (sd-bus checks the sender's uid: no SD_BUS_VTABLE_UNPRIVILEGED). */
+static int method_focus(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Focus *f = userdata;
+        const char *source = "session-bus";
+        uint32_t pid;
+        int r;
+
+        r = sd_bus_message_read(m, "u", &pid);
+        if (r < 0)
+                return r;
+        focus_set(f, pid <= (uint32_t) INT32_MAX ? (pid_t) pid : 0, source);
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+/* The same with the pid as text: KWin's callDBus() sends JavaScript numbers as doubles. */
+static int method_focus_text(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Focus *f = userdata;
+        const char *text;
+        char *end;
+        unsigned long v;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &text);
+        if (r < 0)
+                return r;
+        errno = 0;
+        v = strtoul(text, &end, 10);
+        if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v > INT32_MAX)
+                v = 0; /* not a pid: nothing has focus that we can name */
+        focus_set(f, (pid_t) v, "session-bus");
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+static const sd_bus_vtable focus_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD_WITH_ARGS("Focus", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_focus, 0),
+        SD_BUS_METHOD_WITH_ARGS("FocusText", SD_BUS_ARGS("s", pid), SD_BUS_NO_RESULT, method_focus_text, 0),
+        SD_BUS_VTABLE_END
+};
+
+static int user_bus_setup(Focus *f) {
+        int r;
+
+        r = sd_bus_open_user(&f->user_bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_vtable(f->user_bus, NULL, "/org/latnice1/Focus", "org.latnice1.Focus", focus_vtable, f);
+        if (r >= 0)
+                r = sd_bus_request_name_async(f->user_bus, NULL, "org.latnice1.Focus", 0, NULL, NULL);
+        if (r >= 0)
+                r = sd_bus_attach_event(f->user_bus, f->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                f->user_bus = sd_bus_flush_close_unref(f->user_bus);
+        return r;
+}
+
 static void help(void) {
         printf("latnice-focus [OPTIONS]\n\n"
-               "Tells latniced which process owns the focused window (X11: _NET_ACTIVE_WINDOW).\n\n"
+               "Tells latniced which process owns the focused window: Sway/i3 IPC (SWAYSOCK), X11\n"
+               "(_NET_ACTIVE_WINDOW), or the KWin script / GNOME Shell extension calling the session\n"
+               "bus name org.latnice1.Focus.\n\n"
                "  -h --help       this text\n"
-               "     --print      print \"focus PID\" on each change instead of calling latniced\n");
+               "     --print      print \"focus PID SOURCE\" on each change instead of calling latniced\n"
+               "     --debug      say why a focused window boosts nothing\n");
 }
 
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "print", no_argument, NULL, 'p' },
+                { "debug", no_argument, NULL, 'd' },
                 {}
         };
-        Focus f = { .sent = -1 };
+        Focus f = { .sent = -1, .want_pidfd = -1 };
+        const char *sway;
+        bool have_source = false;
         sigset_t ss;
         int c, r;
 
@@ -271,6 +380,9 @@ int main(int argc, char *argv[]) {
                         return 0;
                 case 'p':
                         f.print = true;
+                        break;
+                case 'd':
+                        f.debug = true;
                         break;
                 default:
                         return 2;
@@ -293,12 +405,32 @@ int main(int argc, char *argv[]) {
 
         if (!f.print && bus_setup(&f) < 0)
                 return 1;
-        r = x11_setup(&f);
-        if (r < 0) {
-                if (r != -ENOTCONN)
-                        fprintf(stderr, "Cannot follow the X server's active window: %s\n", strerror(-r));
+        /* The compositor's own IPC first: under Sway, X11 is XWayland and sees X clients only. */
+        sway = getenv("SWAYSOCK");
+        if (sway && *sway) {
+                r = sway_ipc_new(&f, sway, &f.sway);
+                if (r < 0) {
+                        fprintf(stderr, "Cannot follow Sway's focus: %s\n", strerror(-r));
+                        return 1;
+                }
+                have_source = true;
+        } else if (getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) {
+                r = x11_setup(&f);
+                if (r < 0) {
+                        if (r != -ENOTCONN)
+                                fprintf(stderr, "Cannot follow the X server's active window: %s\n", strerror(-r));
+                        return 1;
+                }
+                have_source = true;
+        }
+        r = user_bus_setup(&f);
+        if (r < 0 && !have_source) {
+                fprintf(stderr, "No focus source: no SWAYSOCK, no X11 display, and no session bus for "
+                        "org.latnice1.Focus (%s).\n", strerror(-r));
                 return 1;
         }
+        if (r < 0)
+                fprintf(stderr, "No session bus, org.latnice1.Focus not offered: %s\n", strerror(-r));
         (void) sd_notify(0, "READY=1");
         r = sd_event_loop(f.event);
 
@@ -311,6 +443,10 @@ int main(int argc, char *argv[]) {
         if (f.print)
                 fprintf(stderr, "%llu changes, %llu sent\n", (unsigned long long) f.changes,
                         (unsigned long long) f.calls);
+        f.sway = sway_ipc_free(f.sway);
+        f.user_bus = sd_bus_flush_close_unref(f.user_bus);
+        if (f.want_pidfd >= 0)
+                close(f.want_pidfd);
         f.xcb_source = sd_event_source_unref(f.xcb_source);
         if (f.xcb)
                 xcb_disconnect(f.xcb);

@@ -51,7 +51,7 @@ fpid=$!
 pids+=($fpid)
 
 # wait_focus PID: until latnice-focus has printed that pid last (or 10 s).
-last_focus() { tail -1 "$WORK/focus.out" | sed -n 's/^focus //p'; }
+last_focus() { tail -1 "$WORK/focus.out" | sed -n 's/^focus \([0-9]*\) x11$/\1/p'; }
 wait_focus() {
         for ((i = 0; i < 100; i++)); do [[ $(last_focus) == "$1" ]] && return 0; sleep 0.1; done
         return 1

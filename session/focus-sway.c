@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The Sway (i3-compatible) IPC source: one connection to $SWAYSOCK, subscribed to "window"
+ * events; each "focus" change names container.pid. Everything read is the compositor's word
+ * and treated as hostile: a message header states its length, anything above SWAY_MSG_MAX
+ * drops the connection, and the JSON goes through json-c with a depth limit. When the
+ * connection fails or closes, it is made again after a backoff (0.1 s doubling to 10 s):
+ * latnice-focus never gives up on its source.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "focus-source.h"
+
+#define SWAY_MAGIC "i3-ipc"
+#define SWAY_HEADER (6 + 4 + 4)
+#define SWAY_MSG_MAX (1024 * 1024) /* a window event carries one container: far below this */
+#define SWAY_SUBSCRIBE 2u
+#define SWAY_GET_TREE 4u
+#define SWAY_JSON_DEPTH 64 /* root, outputs, workspaces, nested containers */
+#define SWAY_EVENT_WINDOW 0x80000003u
+#define SWAY_BACKOFF_MIN_USEC 100000ULL
+#define SWAY_BACKOFF_MAX_USEC 10000000ULL
+
+struct SwayIpc {
+        Focus *focus;
+        char *path;
+        int fd;
+        sd_event_source *io, *retry;
+        uint64_t backoff;
+        uint8_t header[SWAY_HEADER];
+        size_t have;          /* bytes of header + body read so far */
+        uint32_t len, type;
+        char *body;           /* len + 1 bytes once the header is in */
+};
+
+int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
+        json_tokener *tok;
+        json_object *root, *change, *container, *pid;
+        int r = -EINVAL;
+
+        if (len > SWAY_MSG_MAX)
+                return -E2BIG;
+        tok = json_tokener_new_ex(SWAY_JSON_DEPTH);
+        if (!tok)
+                return -ENOMEM;
+        root = json_tokener_parse_ex(tok, json, (int) len);
+        if (root && json_tokener_get_error(tok) == json_tokener_success &&
+            json_object_object_get_ex(root, "change", &change) && json_object_is_type(change, json_type_string) &&
+            strcmp(json_object_get_string(change), "focus") == 0) {
+                int64_t v = 0;
+
+                /* No container or no pid (a view without a client pid): nothing we can name. */
+                if (json_object_object_get_ex(root, "container", &container) &&
+                    json_object_is_type(container, json_type_object) &&
+                    json_object_object_get_ex(container, "pid", &pid) && json_object_is_type(pid, json_type_int))
+                        v = json_object_get_int64(pid);
+                *ret_pid = v > 0 && v <= INT32_MAX ? (pid_t) v : 0;
+                r = 0;
+        }
+        json_object_put(root);
+        json_tokener_free(tok);
+        return r;
+}
+
+static int sway_connect(SwayIpc *s);
+
+/* The focused view's pid in a GET_TREE node, walked to a bounded depth. */
+static bool sway_tree_focused(json_object *node, unsigned depth, pid_t *ret_pid) {
+        static const char *const kids[] = { "nodes", "floating_nodes" };
+        json_object *v;
+
+        if (depth > SWAY_JSON_DEPTH || !json_object_is_type(node, json_type_object))
+                return false;
+        if (json_object_object_get_ex(node, "focused", &v) && json_object_get_boolean(v)) {
+                int64_t pid = 0;
+
+                if (json_object_object_get_ex(node, "pid", &v) && json_object_is_type(v, json_type_int))
+                        pid = json_object_get_int64(v);
+                *ret_pid = pid > 0 && pid <= INT32_MAX ? (pid_t) pid : 0;
+                return true;
+        }
+        for (size_t k = 0; k < 2; k++) {
+                if (!json_object_object_get_ex(node, kids[k], &v) || !json_object_is_type(v, json_type_array))
+                        continue;
+                for (size_t i = 0; i < json_object_array_length(v); i++)
+                        if (sway_tree_focused(json_object_array_get_idx(v, i), depth + 1, ret_pid))
+                                return true;
+        }
+        return false;
+}
+
+int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
+        json_tokener *tok;
+        json_object *root;
+        int r = -EINVAL;
+
+        if (len > SWAY_MSG_MAX)
+                return -E2BIG;
+        tok = json_tokener_new_ex(SWAY_JSON_DEPTH);
+        if (!tok)
+                return -ENOMEM;
+        root = json_tokener_parse_ex(tok, json, (int) len);
+        if (root && json_tokener_get_error(tok) == json_tokener_success) {
+                *ret_pid = 0; /* nothing focused (an empty workspace) */
+                (void) sway_tree_focused(root, 0, ret_pid);
+                r = 0;
+        }
+        json_object_put(root);
+        json_tokener_free(tok);
+        return r;
+}
+
+static int fcntl_nonblock(int fd) {
+        int fl = fcntl(fd, F_GETFL);
+
+        return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+static void sway_close(SwayIpc *s) {
+        s->io = sd_event_source_disable_unref(s->io);
+        if (s->fd >= 0)
+                close(s->fd);
+        s->fd = -1;
+        free(s->body);
+        s->body = NULL;
+        s->have = 0;
+}
+
+static int sway_on_retry(sd_event_source *es, uint64_t usec, void *userdata) {
+        SwayIpc *s = userdata;
+
+        s->retry = sd_event_source_unref(s->retry);
+        (void) sway_connect(s);
+        return 0;
+}
+
+/* Connection lost or refused: try again later, waiting longer each time. */
+static void sway_schedule_retry(SwayIpc *s) {
+        sway_close(s);
+        s->backoff = s->backoff ? s->backoff * 2 : SWAY_BACKOFF_MIN_USEC;
+        if (s->backoff > SWAY_BACKOFF_MAX_USEC)
+                s->backoff = SWAY_BACKOFF_MAX_USEC;
+        if (!s->retry)
+                (void) sd_event_add_time_relative(focus_event(s->focus), &s->retry, CLOCK_MONOTONIC, s->backoff, 0,
+                                                  sway_on_retry, s);
+        if (s->retry)
+                (void) sd_event_source_set_description(s->retry, "sway-retry");
+}
+
+static void sway_on_message(SwayIpc *s) {
+        pid_t pid;
+
+        if (s->type == SWAY_GET_TREE) {
+                /* What has focus at connect: the window focused before we (re)connected. */
+                if (sway_tree_focus_pid(s->body, s->len, &pid) == 0)
+                        focus_set(s->focus, pid, "sway");
+                return;
+        }
+        if (s->type != SWAY_EVENT_WINDOW)
+                return; /* the subscribe reply, or an event we did not ask for */
+        if (sway_event_focus_pid(s->body, s->len, &pid) == 0)
+                focus_set(s->focus, pid, "sway");
+}
+
+static int sway_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        SwayIpc *s = userdata;
+
+        for (;;) {
+                ssize_t n;
+
+                if (s->have < SWAY_HEADER)
+                        n = read(s->fd, s->header + s->have, SWAY_HEADER - s->have);
+                else
+                        n = read(s->fd, s->body + (s->have - SWAY_HEADER), s->len - (s->have - SWAY_HEADER));
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return 0;
+                if (n <= 0) {
+                        sway_schedule_retry(s);
+                        return 0;
+                }
+                s->have += (size_t) n;
+                if (s->have == SWAY_HEADER) {
+                        if (memcmp(s->header, SWAY_MAGIC, 6) != 0) {
+                                sway_schedule_retry(s);
+                                return 0;
+                        }
+                        memcpy(&s->len, s->header + 6, 4);
+                        memcpy(&s->type, s->header + 10, 4);
+                        if (s->len > SWAY_MSG_MAX) {
+                                sway_schedule_retry(s);
+                                return 0;
+                        }
+                        s->body = malloc((size_t) s->len + 1);
+                        if (!s->body) {
+                                sway_schedule_retry(s);
+                                return 0;
+                        }
+                }
+                if (s->have >= SWAY_HEADER && s->have - SWAY_HEADER == s->len) {
+                        s->body[s->len] = '\0';
+                        s->backoff = 0; /* a whole message: the connection works */
+                        sway_on_message(s);
+                        free(s->body);
+                        s->body = NULL;
+                        s->have = 0;
+                }
+        }
+}
+
+static int sway_connect(SwayIpc *s) {
+        static const char payload[] = "[\"window\"]";
+        uint8_t msg[SWAY_HEADER + sizeof(payload) - 1 + SWAY_HEADER];
+        uint32_t len = sizeof(payload) - 1, type = SWAY_SUBSCRIBE, zero = 0, tree = SWAY_GET_TREE;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int r;
+
+        if (strlen(s->path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        memcpy(sa.sun_path, s->path, strlen(s->path));
+        s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s->fd < 0)
+                return -errno;
+        memcpy(msg, SWAY_MAGIC, 6);
+        memcpy(msg + 6, &len, 4);
+        memcpy(msg + 10, &type, 4);
+        memcpy(msg + SWAY_HEADER, payload, len);
+        /* Subscribe first, then ask for the tree: no change falls between the two. */
+        memcpy(msg + SWAY_HEADER + len, SWAY_MAGIC, 6);
+        memcpy(msg + SWAY_HEADER + len + 6, &zero, 4);
+        memcpy(msg + SWAY_HEADER + len + 10, &tree, 4);
+        /* Blocking connect and one small write to a local socket; reads are non-blocking. */
+        if (connect(s->fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
+            write(s->fd, msg, sizeof(msg)) != (ssize_t) sizeof(msg)) {
+                r = -errno;
+                sway_schedule_retry(s);
+                return r;
+        }
+        (void) fcntl_nonblock(s->fd);
+        r = sd_event_add_io(focus_event(s->focus), &s->io, s->fd, EPOLLIN, sway_on_io, s);
+        if (r < 0) {
+                sway_schedule_retry(s);
+                return r;
+        }
+        (void) sd_event_source_set_description(s->io, "sway");
+        return 0;
+}
+
+int sway_ipc_new(Focus *f, const char *path, SwayIpc **ret) {
+        SwayIpc *s;
+
+        s = calloc(1, sizeof(SwayIpc));
+        if (!s)
+                return -ENOMEM;
+        *s = (SwayIpc) { .focus = f, .fd = -1 };
+        s->path = strdup(path);
+        if (!s->path) {
+                free(s);
+                return -ENOMEM;
+        }
+        if (strlen(path) >= sizeof(((struct sockaddr_un) {}).sun_path)) {
+                sway_ipc_free(s);
+                return -ENAMETOOLONG;
+        }
+        /* A first failure is not fatal either: Sway may still be starting. */
+        (void) sway_connect(s);
+        *ret = s;
+        return 0;
+}
+
+SwayIpc *sway_ipc_free(SwayIpc *s) {
+        if (!s)
+                return NULL;
+        sway_close(s);
+        s->retry = sd_event_source_unref(s->retry);
+        free(s->path);
+        free(s);
+        return NULL;
+}

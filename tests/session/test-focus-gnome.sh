@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The shipped GNOME Shell extension against a real GNOME Shell (gnome-shell --headless
+# --virtual-monitor, Wayland) on a private session bus, and a second private bus standing in for
+# the system bus (the shell wants one; no system service is needed), with latnice-focus --print:
+# the extension, enabled through gsettings as a user would, calls org.latnice1.Focus with the
+# pid of a Wayland client that gets focus, and with 0 when that client exits.
+#
+#   test-focus-gnome.sh LATNICE_FOCUS SOURCE_DIR
+#
+# Exit: 0 pass, 1 fail, 77 skip (says why).
+set -uo pipefail
+FOCUS=$(readlink -f "$1")
+SRC=$(readlink -f "$2")
+UUID=latnice-focus@latnice.org
+[[ $EUID == 0 ]] || { echo "SKIP: needs root (runs gnome-shell as another user)"; exit 77; }
+for p in gnome-shell gsettings weston-simple-shm dbus-daemon setpriv; do
+        command -v $p >/dev/null || { echo "SKIP: $p is not installed (Debian: gnome-shell, weston, dbus)"; exit 77; }
+done
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+. "$HERE/wayland-lib.sh"
+
+mkdir -p "$WORK/.local/share/gnome-shell/extensions"
+cp -r "$SRC/session/gnome-shell/$UUID" "$WORK/.local/share/gnome-shell/extensions/"
+chown -R $U_ID:$U_GID "$WORK"
+
+"${AS_USER[@]}" dbus-daemon --session --nofork --address=unix:path=$WORK/bus > "$WORK/dbus.log" 2>&1 &
+PIDS+=($!)
+"${AS_USER[@]}" dbus-daemon --session --nofork --address=unix:path=$WORK/sysbus > "$WORK/sysbus.log" 2>&1 &
+PIDS+=($!)
+for ((i = 0; i < 100; i++)); do [[ -S $WORK/bus && -S $WORK/sysbus ]] && break; sleep 0.1; done
+BUS=unix:path=$WORK/bus
+start_focus() {
+        "${AS_USER[@]}" DBUS_SESSION_BUS_ADDRESS=$BUS "$FOCUS" --print --debug >> "$WORK/focus.out" 2>> "$WORK/focus.err" &
+        LF=$!
+        PIDS+=($LF)
+        for ((i = 0; i < 100; i++)); do
+                as_user env DBUS_SESSION_BUS_ADDRESS=$BUS busctl --user status org.latnice1.Focus >/dev/null 2>&1 && return
+                sleep 0.1
+        done
+        fail "latnice-focus does not own org.latnice1.Focus"; cat "$WORK/focus.err"; exit 1
+}
+start_focus
+as_user env DBUS_SESSION_BUS_ADDRESS=$BUS gsettings set org.gnome.shell enabled-extensions "['$UUID']" ||
+        { echo "SKIP: gsettings cannot enable the extension (no dconf?)"; exit 77; }
+"${AS_USER[@]}" DBUS_SESSION_BUS_ADDRESS=$BUS DBUS_SYSTEM_BUS_ADDRESS=unix:path=$WORK/sysbus \
+        gnome-shell --headless --wayland --no-x11 --virtual-monitor 640x480 > "$WORK/shell.log" 2>&1 &
+SHELL_PID=$!
+PIDS+=($SHELL_PID)
+for ((i = 0; i < 300; i++)); do [[ -S $WORK/wayland-0 ]] && break; sleep 0.1; done
+[[ -S $WORK/wayland-0 ]] || { echo "SKIP: gnome-shell --headless does not start here:"; tail -5 "$WORK/shell.log"; exit 77; }
+# No window yet: the extension's first call names 0, which is no change to print. The clients below
+# are what shows the extension loaded and calling.
+
+"${AS_USER[@]}" WAYLAND_DISPLAY=wayland-0 weston-simple-shm > "$WORK/client-a.log" 2>&1 &
+A=$!; PIDS+=($A)
+if wait_focus $A session-bus; then pass "a new window's client is the focus ($A)"; else fail "first client: got '$(last_focus session-bus)', want $A"; fi
+# Headless, Mutter 43 gives no other window the focus when the focused one exits, and nothing
+# outside the shell may move focus (Eval is off): what this shows is that the extension follows
+# the loss of focus too, with 0. XXX: a move between two windows is not exercised under GNOME.
+kill $A; wait $A 2>/dev/null
+if wait_focus 0 session-bus; then pass "the focused client exits: the extension says 0 (no focus)"
+else fail "after a exits: got '$(last_focus session-bus)', want 0"; fi
+
+echo "# latnice-focus --print:"; sed 's/^/#   /' "$WORK/focus.out"
+[[ $failed == 0 ]] || { echo "# stderr:"; sed 's/^/#   /' "$WORK/focus.err"; tail -5 "$WORK/shell.log"; }
+exit $failed

@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The shipped KWin script against a real KWin (kwin_wayland --virtual, offscreen Qt platform) on a
+# private session bus, with latnice-focus --print: KWin loads the script from its package
+# directory by its metadata alone (EnabledByDefault), the script's callDBus() reaches
+# org.latnice1.Focus, and the focus moves as two Wayland clients appear and the focused one
+# exits. latnice-focus is restarted under KWin: the next activation reaches the new one.
+#
+#   test-focus-kwin.sh LATNICE_FOCUS SOURCE_DIR
+#
+# Exit: 0 pass, 1 fail, 77 skip (says why).
+set -uo pipefail
+FOCUS=$(readlink -f "$1")
+SRC=$(readlink -f "$2")
+[[ $EUID == 0 ]] || { echo "SKIP: needs root (runs kwin as another user)"; exit 77; }
+for p in kwin_wayland weston-simple-shm dbus-daemon setpriv; do
+        command -v $p >/dev/null || { echo "SKIP: $p is not installed (Debian: kwin-wayland, weston, dbus)"; exit 77; }
+done
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+. "$HERE/wayland-lib.sh"
+
+# Debian gives kwin_wayland cap_sys_resource: where the bounding set lacks it, exec fails (EPERM).
+# A copy without file capabilities runs the same code.
+cp /usr/bin/kwin_wayland "$WORK/kwin_wayland" && chmod 755 "$WORK/kwin_wayland"
+# The script as installed, in the user's data directory (KWin looks there and in /usr/share).
+mkdir -p "$WORK/.local/share/kwin/scripts"
+cp -r "$SRC/session/kwin/latnice-focus" "$WORK/.local/share/kwin/scripts/"
+chown -R $U_ID:$U_GID "$WORK"
+
+"${AS_USER[@]}" dbus-daemon --session --nofork --address=unix:path=$WORK/bus > "$WORK/dbus.log" 2>&1 &
+PIDS+=($!)
+for ((i = 0; i < 100; i++)); do [[ -S $WORK/bus ]] && break; sleep 0.1; done
+BUS=unix:path=$WORK/bus
+start_focus() {
+        "${AS_USER[@]}" DBUS_SESSION_BUS_ADDRESS=$BUS "$FOCUS" --print --debug >> "$WORK/focus.out" 2>> "$WORK/focus.err" &
+        LF=$!
+        PIDS+=($LF)
+        for ((i = 0; i < 100; i++)); do
+                as_user env DBUS_SESSION_BUS_ADDRESS=$BUS busctl --user status org.latnice1.Focus >/dev/null 2>&1 && return
+                sleep 0.1
+        done
+        fail "latnice-focus does not own org.latnice1.Focus"; cat "$WORK/focus.err"; exit 1
+}
+start_focus
+"${AS_USER[@]}" DBUS_SESSION_BUS_ADDRESS=$BUS QT_QPA_PLATFORM=offscreen \
+        "$WORK/kwin_wayland" --virtual --no-lockscreen --socket wl-kwin > "$WORK/kwin.log" 2>&1 &
+KWIN=$!
+PIDS+=($KWIN)
+for ((i = 0; i < 200; i++)); do [[ -S $WORK/wl-kwin ]] && break; sleep 0.1; done
+[[ -S $WORK/wl-kwin ]] || { echo "SKIP: kwin_wayland --virtual does not start here:"; tail -5 "$WORK/kwin.log"; exit 77; }
+# No window yet: the script's first call names 0, which is no change to print. The clients below
+# are what shows the script loaded and calling.
+
+"${AS_USER[@]}" WAYLAND_DISPLAY=wl-kwin weston-simple-shm > "$WORK/client-a.log" 2>&1 &
+A=$!; PIDS+=($A)
+if wait_focus $A session-bus; then pass "a new window's client is the focus ($A)"; else fail "first client: got '$(last_focus session-bus)', want $A"; fi
+"${AS_USER[@]}" WAYLAND_DISPLAY=wl-kwin weston-simple-shm > "$WORK/client-b.log" 2>&1 &
+B=$!; PIDS+=($B)
+if wait_focus $B session-bus; then pass "the second client takes the focus ($B)"; else fail "second client: got '$(last_focus session-bus)', want $B"; fi
+kill $B; wait $B 2>/dev/null
+if wait_focus $A session-bus; then pass "the focused client exits, the focus is a"; else fail "after exit: got '$(last_focus session-bus)'"; fi
+
+# latnice-focus restarted: the script's next call reaches the new one (no failure sticks).
+kill $LF; wait $LF 2>/dev/null
+start_focus
+"${AS_USER[@]}" WAYLAND_DISPLAY=wl-kwin weston-simple-shm > "$WORK/client-c.log" 2>&1 &
+C=$!; PIDS+=($C)
+if wait_focus $C session-bus; then pass "after a latnice-focus restart the script reaches it ($C)"
+else fail "after restart: got '$(last_focus session-bus)', want $C"; fi
+
+echo "# latnice-focus --print:"; sed 's/^/#   /' "$WORK/focus.out"
+[[ $failed == 0 ]] || { echo "# stderr:"; sed 's/^/#   /' "$WORK/focus.err"; tail -5 "$WORK/kwin.log"; }
+exit $failed

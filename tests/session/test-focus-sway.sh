@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# latnice-focus against a real Sway (headless wlroots backend) with --print (no latniced): two
+# Wayland clients (foot) from two processes, focus moved with swaymsg, the focused client killed, and
+# Sway restarted under latnice-focus (it reconnects and follows the new Sway).
+#
+#   test-focus-sway.sh LATNICE_FOCUS
+#
+# Exit: 0 pass, 1 fail, 77 skip (says why).
+set -uo pipefail
+FOCUS=$(readlink -f "$1")
+[[ $EUID == 0 ]] || { echo "SKIP: needs root (runs sway as another user)"; exit 77; }
+for p in sway swaymsg foot setpriv; do
+        command -v $p >/dev/null || { echo "SKIP: $p is not installed (Debian: sway, foot, util-linux)"; exit 77; }
+done
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+. "$HERE/wayland-lib.sh"
+
+SOCK=$WORK/sway.sock
+printf 'output HEADLESS-1 resolution 640x480\n' > "$WORK/config"
+chmod 644 "$WORK/config"
+start_sway() {
+        "${AS_USER[@]}" WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 WLR_RENDERER=pixman SWAYSOCK="$SOCK" \
+                sway -c "$WORK/config" >> "$WORK/sway.log" 2>&1 &
+        SWAY=$!
+        PIDS+=($SWAY)
+        local i
+        for ((i = 0; i < 100; i++)); do
+                as_user swaymsg -s "$SOCK" -t get_version >/dev/null 2>&1 && return 0
+                sleep 0.1
+        done
+        echo "SKIP: sway does not start headless here:"; tail -5 "$WORK/sway.log"; exit 77
+}
+start_sway
+WL=$(ls "$WORK" | grep -m1 '^wayland-[0-9]*$')
+[[ $WL ]] || { fail "sway made no Wayland socket"; exit 1; }
+
+# No session bus: the Sway source alone.
+"${AS_USER[@]}" SWAYSOCK="$SOCK" DBUS_SESSION_BUS_ADDRESS=unix:path=$WORK/no-bus \
+        "$FOCUS" --print --debug > "$WORK/focus.out" 2> "$WORK/focus.err" &
+PIDS+=($!)
+sleep 0.5
+"${AS_USER[@]}" WAYLAND_DISPLAY=$WL foot sleep 1000 > "$WORK/client-a.log" 2>&1 &
+A=$!; PIDS+=($A)
+if wait_focus $A sway; then pass "a new window's client is the focus ($A)"; else fail "first client: got '$(last_focus sway)', want $A"; fi
+"${AS_USER[@]}" WAYLAND_DISPLAY=$WL foot sleep 1000 > "$WORK/client-b.log" 2>&1 &
+B=$!; PIDS+=($B)
+if wait_focus $B sway; then pass "the second client takes the focus ($B)"; else fail "second client: got '$(last_focus sway)', want $B"; fi
+as_user swaymsg -s "$SOCK" "[pid=$A] focus" >/dev/null
+if wait_focus $A sway; then pass "swaymsg moves the focus to a"; else fail "swaymsg [pid=$A] focus: got '$(last_focus sway)'"; fi
+as_user swaymsg -s "$SOCK" "[pid=$B] focus" >/dev/null
+if wait_focus $B sway; then pass "swaymsg moves the focus to b"; else fail "swaymsg [pid=$B] focus: got '$(last_focus sway)'"; fi
+
+kill $B; wait $B 2>/dev/null
+if wait_focus $A sway; then pass "the focused client killed, the focus is a"; else fail "after kill: got '$(last_focus sway)'"; fi
+n=$(grep -c "^focus $B " "$WORK/focus.out")
+if [[ $n == 2 ]]; then pass "the killed client is not named again"; else fail "b named $n times, want 2"; fi
+
+# Sway goes away and comes back on the same socket path: latnice-focus follows the new one.
+kill $SWAY; wait $SWAY 2>/dev/null; kill $A 2>/dev/null
+start_sway
+WL=$(ls "$WORK" | grep -m1 '^wayland-[0-9]*$')
+"${AS_USER[@]}" WAYLAND_DISPLAY=$WL foot sleep 1000 > "$WORK/client-c.log" 2>&1 &
+C=$!; PIDS+=($C)
+if wait_focus $C sway; then pass "after a Sway restart latnice-focus follows the new Sway ($C)"; else fail "after restart: got '$(last_focus sway)', want $C"; fi
+
+echo "# latnice-focus --print:"; sed 's/^/#   /' "$WORK/focus.out"
+[[ $failed == 0 ]] || { echo "# stderr:"; sed 's/^/#   /' "$WORK/focus.err"; tail -5 "$WORK/sway.log"; }
+exit $failed

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared by the Wayland focus tests: an unprivileged user (nobody: compositors refuse root or
+# need no privilege) with its own XDG_RUNTIME_DIR in a private directory, latnice-focus --print
+# following what the compositor reports, and a wait for the focus it printed last.
+U_ID=65534
+U_GID=65534
+WORK=$(mktemp -d /tmp/latnice-wl-test.XXXXXX) || exit 1
+chown $U_ID:$U_GID "$WORK" && chmod 700 "$WORK"
+PIDS=()
+wl_cleanup() {
+        local p
+        for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+        wait 2>/dev/null
+        [[ ${KEEP:-} ]] || rm -rf -- "$WORK"
+}
+trap wl_cleanup EXIT
+trap 'exit 1' INT TERM
+failed=0
+pass() { echo "ok - $*"; }
+fail() { echo "not ok - $*"; failed=1; }
+# "${AS_USER[@]}" CMD...: CMD as nobody in the test's runtime directory. An array, not a function:
+# "${AS_USER[@]}" CMD & forks once and setpriv and env exec, so $! is CMD's own pid.
+AS_USER=(setpriv --reuid=$U_ID --regid=$U_GID --clear-groups env XDG_RUNTIME_DIR="$WORK" HOME="$WORK")
+as_user() { "${AS_USER[@]}" "$@"; }
+# last_focus SOURCE: the pid latnice-focus printed last for SOURCE.
+last_focus() { tail -1 "$WORK/focus.out" 2>/dev/null | sed -n "s/^focus \([0-9]*\) $1\$/\1/p"; }
+# wait_focus PID SOURCE: until latnice-focus printed PID last (or 10 s); prints the wait in ms.
+wait_focus() {
+        local i t0=$(date +%s%N)
+        for ((i = 0; i < 1000; i++)); do
+                if [[ $(last_focus "$2") == "$1" ]]; then
+                        echo "# focus $1 printed after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+                        return 0
+                fi
+                sleep 0.01
+        done
+        return 1
+}
