@@ -43,19 +43,38 @@ struct SwayIpc {
         char *body;           /* len + 1 bytes once the header is in */
 };
 
-int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
+/* One whole message as JSON, nested at most SWAY_JSON_DEPTH deep; NULL with *ret_error set otherwise. */
+static json_object *sway_parse(const char *json, size_t len, int *ret_error) {
         json_tokener *tok;
-        json_object *root, *change, *container, *pid;
-        int r = -EINVAL;
+        json_object *root;
 
-        if (len > SWAY_MSG_MAX)
-                return -E2BIG;
+        *ret_error = -EINVAL;
+        if (len > SWAY_MSG_MAX) {
+                *ret_error = -E2BIG;
+                return NULL;
+        }
         tok = json_tokener_new_ex(SWAY_JSON_DEPTH);
-        if (!tok)
-                return -ENOMEM;
+        if (!tok) {
+                *ret_error = -ENOMEM;
+                return NULL;
+        }
         root = json_tokener_parse_ex(tok, json, (int) len);
-        if (root && json_tokener_get_error(tok) == json_tokener_success &&
-            json_object_object_get_ex(root, "change", &change) && json_object_is_type(change, json_type_string) &&
+        if (root && json_tokener_get_error(tok) != json_tokener_success) {
+                json_object_put(root);
+                root = NULL;
+        }
+        json_tokener_free(tok);
+        return root;
+}
+
+int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
+        json_object *root, *change, *container, *pid;
+        int r;
+
+        root = sway_parse(json, len, &r);
+        if (!root)
+                return r;
+        if (json_object_object_get_ex(root, "change", &change) && json_object_is_type(change, json_type_string) &&
             strcmp(json_object_get_string(change), "focus") == 0) {
                 int64_t v = 0;
 
@@ -68,7 +87,6 @@ int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
                 r = 0;
         }
         json_object_put(root);
-        json_tokener_free(tok);
         return r;
 }
 
@@ -100,24 +118,16 @@ static bool sway_tree_focused(json_object *node, unsigned depth, pid_t *ret_pid)
 }
 
 int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
-        json_tokener *tok;
         json_object *root;
-        int r = -EINVAL;
+        int r;
 
-        if (len > SWAY_MSG_MAX)
-                return -E2BIG;
-        tok = json_tokener_new_ex(SWAY_JSON_DEPTH);
-        if (!tok)
-                return -ENOMEM;
-        root = json_tokener_parse_ex(tok, json, (int) len);
-        if (root && json_tokener_get_error(tok) == json_tokener_success) {
-                *ret_pid = 0; /* nothing focused (an empty workspace) */
-                (void) sway_tree_focused(root, 0, ret_pid);
-                r = 0;
-        }
+        root = sway_parse(json, len, &r);
+        if (!root)
+                return r;
+        *ret_pid = 0; /* nothing focused (an empty workspace) */
+        (void) sway_tree_focused(root, 0, ret_pid);
         json_object_put(root);
-        json_tokener_free(tok);
-        return r;
+        return 0;
 }
 
 static int fcntl_nonblock(int fd) {

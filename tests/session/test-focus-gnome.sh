@@ -31,16 +31,6 @@ PIDS+=($!)
 PIDS+=($!)
 for ((i = 0; i < 100; i++)); do [[ -S $WORK/bus && -S $WORK/sysbus ]] && break; sleep 0.1; done
 BUS=unix:path=$WORK/bus
-start_focus() {
-        "${AS_USER[@]}" DBUS_SESSION_BUS_ADDRESS=$BUS "$FOCUS" --print --debug >> "$WORK/focus.out" 2>> "$WORK/focus.err" &
-        LF=$!
-        PIDS+=($LF)
-        for ((i = 0; i < 100; i++)); do
-                as_user env DBUS_SESSION_BUS_ADDRESS=$BUS busctl --user status org.latnice1.Focus >/dev/null 2>&1 && return
-                sleep 0.1
-        done
-        fail "latnice-focus does not own org.latnice1.Focus"; cat "$WORK/focus.err"; exit 1
-}
 start_focus
 as_user env DBUS_SESSION_BUS_ADDRESS=$BUS gsettings set org.gnome.shell enabled-extensions "['$UUID']" ||
         { echo "SKIP: gsettings cannot enable the extension (no dconf?)"; exit 77; }

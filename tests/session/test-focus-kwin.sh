@@ -32,16 +32,6 @@ chown -R $U_ID:$U_GID "$WORK"
 PIDS+=($!)
 for ((i = 0; i < 100; i++)); do [[ -S $WORK/bus ]] && break; sleep 0.1; done
 BUS=unix:path=$WORK/bus
-start_focus() {
-        "${AS_USER[@]}" DBUS_SESSION_BUS_ADDRESS=$BUS "$FOCUS" --print --debug >> "$WORK/focus.out" 2>> "$WORK/focus.err" &
-        LF=$!
-        PIDS+=($LF)
-        for ((i = 0; i < 100; i++)); do
-                as_user env DBUS_SESSION_BUS_ADDRESS=$BUS busctl --user status org.latnice1.Focus >/dev/null 2>&1 && return
-                sleep 0.1
-        done
-        fail "latnice-focus does not own org.latnice1.Focus"; cat "$WORK/focus.err"; exit 1
-}
 start_focus
 "${AS_USER[@]}" DBUS_SESSION_BUS_ADDRESS=$BUS QT_QPA_PLATFORM=offscreen \
         "$WORK/kwin_wayland" --virtual --no-lockscreen --socket wl-kwin > "$WORK/kwin.log" 2>&1 &

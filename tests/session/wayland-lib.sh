@@ -36,3 +36,15 @@ wait_focus() {
         done
         return 1
 }
+# start_focus: latnice-focus --print as the user on the session bus $BUS (the KWin and GNOME
+# tests), until it owns org.latnice1.Focus; $LF is its pid.
+start_focus() {
+        "${AS_USER[@]}" DBUS_SESSION_BUS_ADDRESS=$BUS "$FOCUS" --print --debug >> "$WORK/focus.out" 2>> "$WORK/focus.err" &
+        LF=$!
+        PIDS+=($LF)
+        for ((i = 0; i < 100; i++)); do
+                as_user env DBUS_SESSION_BUS_ADDRESS=$BUS busctl --user status org.latnice1.Focus >/dev/null 2>&1 && return
+                sleep 0.1
+        done
+        fail "latnice-focus does not own org.latnice1.Focus"; cat "$WORK/focus.err"; exit 1
+}
