@@ -725,12 +725,34 @@ def make_initramfs(series, args, rundir, logfile, scx_tool=None):
 RESULT = re.compile(r"LNTEST (PASS|FAIL|SKIP) ([^:\s]+)(?::\s*(.*))?$")
 
 
+# What a kernel prints when it dies; before "LNTEST BEGIN" nothing of ours has run yet.
+KERNEL_DEATH = ("Kernel panic - not syncing", "Oops: ", "BUG: kernel NULL pointer")
+
+
 def run_vm(cmd, args, console, echo=("LNTEST", "LNBENCH"), grace_after_end=None):
     """Runs qemu (cmd) with the console in console; returns (lines, timed out).
 
     A line that has LNTEST or LNBENCH in it is cut to start there (kernel
     messages may share its line). With grace_after_end, qemu is stopped
-    that many seconds after "LNTEST END" if it has not powered off."""
+    that many seconds after "LNTEST END" if it has not powered off.
+
+    A kernel that dies before "LNTEST BEGIN", before any of our code ran, is
+    booted once more with single-threaded TCG: multi-threaded TCG (QEMU 7.2)
+    now and then lets one vCPU run code that another has just patched
+    (Debian's 6.12 was seen taking an int3 oops in kmem_cache_free at 8 s).
+    The first console stays in console + ".first"; the retry is logged."""
+    lines, timed_out = run_vm_once(cmd, args, console, echo, grace_after_end)
+    began = any(l.startswith("LNTEST BEGIN") for l in lines)
+    died = next((l for l in lines if any(d in l for d in KERNEL_DEATH)), None)
+    if began or died is None or "-accel" in cmd:
+        return lines, timed_out
+    shutil.copyfile(console, console + ".first")
+    log("the kernel died before the tests began (%s; console in %s.first): "
+        "booting once more with -accel tcg,thread=single" % (died.strip()[:120], console))
+    return run_vm_once(cmd + ["-accel", "tcg,thread=single"], args, console, echo, grace_after_end)
+
+
+def run_vm_once(cmd, args, console, echo, grace_after_end):
     log("booting: " + " ".join(cmd))
     lines = []
     ended = []
