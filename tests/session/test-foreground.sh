@@ -20,77 +20,18 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SRC=${2:-$(readlink -f "$HERE/../..")}
 BUILD=$(readlink -f "${1:-$SRC/build}")
 L=$SRC/tests/systemd/lntest-systemd
-NAME=fg-$$
-STATE=${LNTEST_STATE:-/run/lntest}/$NAME
-IN=/run/latnice-fg-test
-U=lnfga   # the user at the screen
-V=lnfgb   # another user, with no session
-UID_U=1531
-UID_V=1532
-
-. "$HERE/../systemd/testlib.sh"
-check() { # check DESCRIPTION CMD...
-        local what=$1
-        shift
-        if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi
-}
+. "$HERE/fg-lib.sh"
 
 exec </dev/null
-[[ $EUID == 0 ]] || { echo "SKIP: needs root (contained systemd)"; exit 77; }
-for f in daemon/latniced ctl/latnicectl session/latnice-focus session/latnice-focus.service tests/focus-client; do
-        [[ -e $BUILD/$f ]] || { echo "FAIL - $BUILD/$f is not built"; exit 1; }
-done
-for p in Xvfb i3 xdotool busctl useradd; do
-        command -v $p >/dev/null || { echo "SKIP: $p is not installed"; exit 77; }
-done
-[[ -x /usr/lib/polkit-1/polkitd ]] || { echo "SKIP: polkitd is not installed"; exit 77; }
-[[ -x /lib/systemd/systemd-logind ]] || { echo "SKIP: systemd-logind is not installed"; exit 77; }
-grep -qs pam_systemd /etc/pam.d/common-session || { echo "SKIP: pam_systemd is not in common-session"; exit 77; }
-
-WORK=$(mktemp -d /tmp/latnice-fg-test.XXXXXX) || exit 1
-chmod 755 "$WORK"
-cleanup() {
-        if [[ $started == 1 && -d $STATE ]]; then
-                "$L" stop "$NAME" --kill >/dev/null 2>&1
-        fi
-        rm -rf -- "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-mkdir -p "$WORK/bin" "$WORK/root/etc/latnice.d" "$WORK/root/etc/latnice" "$WORK/policy" "$WORK/actions" \
-        "$WORK/overlay" "$WORK/state" "$WORK/polkit-rules"
-cp "$BUILD/daemon/latniced" "$BUILD/ctl/latnicectl" "$BUILD/session/latnice-focus" "$WORK/bin/"
+fg_require Xvfb i3 xdotool
+[[ -e $BUILD/tests/focus-client ]] || { echo "FAIL - $BUILD/tests/focus-client is not built"; exit 1; }
+fg_prepare
 cp "$BUILD/tests/focus-client" "$WORK/bin/fclient-a"
 cp "$BUILD/tests/focus-client" "$WORK/bin/fclient-b"
-# The shipped user unit, run from the work directory.
-sed "s|^ExecStart=.*|ExecStart=$IN/bin/latnice-focus|" "$BUILD/session/latnice-focus.service" \
-        > "$WORK/latnice-focus.service"
 cat > "$WORK/root/etc/latnice.d/50-focus.conf" <<'EOF2'
 [Process b]
 Comm=fclient-b
 LatencyNice=5
-EOF2
-cat > "$WORK/root/etc/latnice/latniced.conf" <<'EOF2'
-[Daemon]
-Profile=none-here
-[Foreground]
-LatencyNice=-10
-Cover=tree
-EOF2
-cp "$SRC/conf/dbus-1/system.d/org.latnice1.conf" "$WORK/policy/"
-cp -a /usr/share/polkit-1/actions/. "$WORK/actions/"
-cp "$SRC/conf/polkit-1/actions/org.latnice1.policy" "$WORK/actions/"
-# polkit counts a session as local only when it has a seat, and a seat here would mean the host's
-# VTs: so the shipped allow_active=yes (active and local) cannot decide here. This rule stands in
-# for it without the seat: an active session says yes; everything else falls to the shipped
-# defaults (allow_any=no, allow_inactive=no). It also shows that polkit places a user unit
-# (latnice-focus.service) in its user's display session.
-cat > "$WORK/polkit-rules/50-latnice-fg-test.rules" <<'EOF2'
-polkit.addRule(function(action, subject) {
-        if (action.id == "org.latnice1.set-foreground" && subject.active)
-                return polkit.Result.YES;
-});
 EOF2
 # The session: X, the window manager, and then it waits for the test to end it.
 cat > "$WORK/session.sh" <<EOF2
@@ -105,62 +46,14 @@ i3 -c \$HOME/i3.conf >\$HOME/i3.log 2>&1 &
 echo \$XDG_SESSION_ID > \$HOME/session
 exec sleep infinity
 EOF2
-chmod 755 "$WORK/session.sh"
-chmod -R a+rX "$WORK"
-
-# An overlay root: the test users exist only in it.
-start_contained --overlay "$WORK/overlay" --policy-dir "$WORK/policy" --bind "$WORK:$IN" \
-        --bind "$WORK/actions:/usr/share/polkit-1/actions" --bind "$WORK/polkit-rules:/etc/polkit-1/rules.d"
-pass "contained systemd up"
-# Homes in the container's own /tmp: /home is the host's.
-in_ useradd -m -d /tmp/home-$U -u $UID_U -s /bin/sh $U && in_ useradd -m -d /tmp/home-$V -u $UID_V -s /bin/sh $V ||
-        { fail "useradd"; exit 1; }
-check "systemd-logind runs" in_ systemctl start systemd-logind.service
-# What systemd-tmpfiles (masked in the harness) makes at boot: without it polkitd's sd_login_monitor_new()
-# fails and polkit sees no sessions at all.
-in_ mkdir -p /run/systemd/machines
-act=$(in_ pkaction --verbose --action-id org.latnice1.set-foreground 2>&1)
-check "polkit: set-foreground is allow_any=no" grep -q "implicit any: *no" <<< "$act"
-check "polkit: set-foreground is allow_inactive=no" grep -q "implicit inactive: *no" <<< "$act"
-check "polkit: set-foreground is allow_active=yes" grep -q "implicit active: *yes" <<< "$act"
-
-LATNICED_ARGS=(--root "$IN/root" --state-dir "$IN/state" --no-profile)
-start_daemon() {
-        in_ systemd-run -q --unit=latniced -p Type=notify -p BusName=org.latnice1 "$IN/bin/latniced" \
-                "${LATNICED_ARGS[@]}"
-}
-check "latniced starts" start_daemon
-check "it owns org.latnice1" eventually 10 in_ busctl status org.latnice1
-
-# A login of U with pam_systemd, as a display manager would make it.
-in_ env XDG_SESSION_TYPE=x11 XDG_SESSION_CLASS=user runuser -l $U -c "$IN/session.sh" > "$WORK/session.log" 2>&1 &
-if eventually 20 in_ test -s /tmp/home-$U/session >/dev/null 2>&1; then pass "the session is up (Xvfb, i3)"; else
-        fail "the session is up (Xvfb, i3)"; cat "$WORK/session.log"; in_ cat /tmp/home-$U/xvfb.log; exit 1
-fi
-SESSION=$(in_ cat /tmp/home-$U/session)
+SESSION_TYPE=x11
+fg_start
 DISPLAY_N=$(in_ cat /tmp/home-$U/display)
-echo "# session $SESSION, DISPLAY=:$DISPLAY_N"
-sess=$(in_ loginctl show-session "$SESSION" -p Active -p Remote -p Type -p Class)
-echo "$sess" | sed 's/^/#   /'
-check "the session is active and local" grep -qx Active=yes <<< "$sess"
-check "i3 manages the display" eventually 20 in_ runuser -u $U -- env DISPLAY=:$DISPLAY_N sh -c \
-        'xprop -root _NET_SUPPORTING_WM_CHECK | grep -q "window id"'
-
-as_u() { in_ runuser -u $U -- env DISPLAY=:$DISPLAY_N XDG_RUNTIME_DIR=/run/user/$UID_U "$@"; }
-userctl() { as_u systemctl --user "$@"; }
-check "U's user manager answers" eventually 20 userctl is-system-running --wait
+SESSION_ENV=(DISPLAY=:$DISPLAY_N)
+echo "# DISPLAY=:$DISPLAY_N"
+check "i3 manages the display" eventually 20 as_u sh -c 'xprop -root _NET_SUPPORTING_WM_CHECK | grep -q "window id"'
 userctl set-environment DISPLAY=:$DISPLAY_N
 check "the shipped latnice-focus.service links into U's manager" userctl link "$IN/latnice-focus.service"
-
-# value PID: "VALUE SET_BY" from GetTask (as root)
-value() {
-        in_ busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u "$1" 2>/dev/null |
-                sed -n 's/^sissssta(ussiitb) "[^"]*" \(-\?[0-9]*\) "\([a-z]*\)".*/\1 \2/p'
-}
-is_value() { [[ $(value "$1") == "$2" ]]; }
-wait_value() { # wait_value DESCRIPTION PID "VALUE SET_BY"
-        if eventually 10 is_value "$2" "$3" >/dev/null 2>&1; then pass "$1"; else fail "$1 (is: '$(value "$2")', want '$3')"; fi
-}
 
 start_client() { # start_client NAME: sets cpid, cwin
         in_ runuser -u $U -- env DISPLAY=:$DISPLAY_N sh -c "$IN/bin/$1 $1 > /tmp/$1.win 2>&1 & echo \$! > /tmp/$1.pid"
