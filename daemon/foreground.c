@@ -31,6 +31,8 @@ ForegroundAction foreground_decide(const ForegroundView *v, int boost) {
                 return FOREGROUND_LEAVE_MANUAL;
         if (v->has_value && !v->ours)
                 return FOREGROUND_LEAVE_FOREIGN;
+        if (v->rule && !v->focused && v->value > 0)
+                return FOREGROUND_LEAVE_RULE;
         if (v->value <= boost)
                 return FOREGROUND_LEAVE_BETTER;
         return FOREGROUND_BOOST;

@@ -33,6 +33,8 @@ typedef struct ForegroundView {
         bool ours;       /* latniced set that value (a rule, or a boost) */
         bool manual;     /* set through SetLatencyNice: somebody's explicit choice */
         bool boosted;    /* it already carries the foreground boost */
+        bool rule;       /* ours, from a rule (not a boost, not SetLatencyNice) */
+        bool focused;    /* the focused process itself, not one that it stands for */
 } ForegroundView;
 
 typedef enum ForegroundAction {
@@ -42,6 +44,8 @@ typedef enum ForegroundAction {
         FOREGROUND_LEAVE_FOREIGN, /* a value latniced did not set */
         FOREGROUND_LEAVE_MANUAL,  /* a SetLatencyNice choice */
         FOREGROUND_LEAVE_BETTER,  /* already at the boost or lower (a rule's value): a boost never makes it worse */
+        FOREGROUND_LEAVE_RULE,    /* a rule's value above the default (batch work) on a process the focused one
+                                   * stands for: a build started in a focused terminal stays what its rule says */
 } ForegroundAction;
 
 ForegroundAction foreground_decide(const ForegroundView *v, int boost);

@@ -183,8 +183,9 @@ static Boost *boost_find(ManagerForeground *fg, uid_t owner, bool create) {
         return *slot;
 }
 
-/* Boosts one process if foreground_decide() says so; true if it carries the boost now. */
-static bool member_boost(Manager *m, ManagerForeground *fg, pid_t pid, uid_t uid, uint64_t *ret_start) {
+/* Boosts one process (focused: the focused one itself) if foreground_decide() says so; true if it carries
+ * the boost now. */
+static bool member_boost(Manager *m, ManagerForeground *fg, pid_t pid, bool focused, uid_t uid, uint64_t *ret_start) {
         _cleanup_(proc_task_done) ProcTask p = {};
         ThreadSched cur;
         AppliedProcess *e;
@@ -211,6 +212,8 @@ static bool member_boost(Manager *m, ManagerForeground *fg, pid_t pid, uid_t uid
                 .manual = e && e->manual,
         };
         v.boosted = v.ours && e->foreground;
+        v.rule = v.ours && !e->foreground && !e->manual;
+        v.focused = focused;
         *ret_start = p.stat.start_time;
         a = foreground_decide(&v, fg->value);
         if (a == FOREGROUND_KEEP)
@@ -220,6 +223,7 @@ static bool member_boost(Manager *m, ManagerForeground *fg, pid_t pid, uid_t uid
                           a == FOREGROUND_LEAVE_REALTIME ? "realtime"
                           : a == FOREGROUND_LEAVE_FOREIGN ? "a value somebody else set"
                           : a == FOREGROUND_LEAVE_MANUAL  ? "set with SetLatencyNice"
+                          : a == FOREGROUND_LEAVE_RULE    ? "its own rule's value"
                                                           : "its value is as low already");
                 return false;
         }
@@ -290,7 +294,7 @@ int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_ti
         for (int i = 0; i < n; i++) {
                 uint64_t st = 0;
 
-                if (member_boost(m, fg, pids[i], uid, &st))
+                if (member_boost(m, fg, pids[i], pids[i] == pid, uid, &st))
                         next[n_next++] = (Member) { .pid = pids[i], .start_time = st };
         }
         for (size_t i = 0; i < b->n_members; i++)

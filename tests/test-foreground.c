@@ -14,7 +14,7 @@ static void test_decide(void) {
         /* Default value: boosted. */
         ASSERT_EQ(foreground_decide(&v, -10), FOREGROUND_BOOST);
         /* A rule's value above the boost: boosted (and given back later). */
-        v = (ForegroundView) { .has_value = true, .value = 5, .ours = true };
+        v = (ForegroundView) { .has_value = true, .value = 5, .ours = true, .rule = true, .focused = true };
         ASSERT_EQ(foreground_decide(&v, -10), FOREGROUND_BOOST);
         /* A rule's value at or below the boost: a boost never makes it worse. */
         v = (ForegroundView) { .has_value = true, .value = -15, .ours = true };
@@ -33,6 +33,19 @@ static void test_decide(void) {
         /* Realtime: nothing to say. */
         v = (ForegroundView) { .realtime = true };
         ASSERT_EQ(foreground_decide(&v, -10), FOREGROUND_LEAVE_REALTIME);
+        /* A rule's value on a process the focused one stands for (a batch job in a focused terminal): kept. */
+        v = (ForegroundView) { .has_value = true, .value = 19, .ours = true, .rule = true };
+        ASSERT_EQ(foreground_decide(&v, -10), FOREGROUND_LEAVE_RULE);
+        v.value = 1;
+        ASSERT_EQ(foreground_decide(&v, -10), FOREGROUND_LEAVE_RULE);
+        /* A rule that makes it wake sooner (or says 0) does not stand against the boost. */
+        v.value = 0;
+        ASSERT_EQ(foreground_decide(&v, -10), FOREGROUND_BOOST);
+        v = (ForegroundView) { .has_value = true, .value = -5, .ours = true, .rule = true };
+        ASSERT_EQ(foreground_decide(&v, -10), FOREGROUND_BOOST);
+        /* The focused process's own rule value: boosted (and given back later). */
+        v = (ForegroundView) { .has_value = true, .value = 19, .ours = true, .rule = true, .focused = true };
+        ASSERT_EQ(foreground_decide(&v, -10), FOREGROUND_BOOST);
         /* A positive boost (a "foreground waits" setting) still only ever lowers. */
         v = (ForegroundView) { .value = 0 };
         ASSERT_EQ(foreground_decide(&v, 3), FOREGROUND_LEAVE_BETTER);

@@ -25,6 +25,13 @@ L=$SRC/tests/systemd/lntest-systemd
 exec </dev/null
 fg_require sway swaymsg foot setpriv
 fg_prepare
+# A batch job that a focused terminal's shell runs: its rule's value is not the terminal's to take.
+cp /bin/sleep "$WORK/bin/lnbatch"
+cat > "$WORK/root/etc/latnice.d/50-batch.conf" <<'EOF2'
+[Process batch]
+Comm=lnbatch
+LatencyNice=19
+EOF2
 # The session: a headless Sway (no seat, no GPU: pixman), and then it waits for the test to end it.
 cat > "$WORK/session.sh" <<'EOF2'
 #!/bin/sh
@@ -51,16 +58,20 @@ userctl set-environment SWAYSOCK=$SOCK WAYLAND_DISPLAY=$WL
 check "the shipped latnice-focus.service links into U's manager" userctl link "$IN/latnice-focus.service"
 check "latnice-focus starts as U's user unit" userctl start latnice-focus.service
 
-start_term() { # start_term NAME: a foot running a shell that runs sleep; sets tpid (foot), cpid (sleep)
-        as_u sh -c "foot sh -c 'sleep 1000 & echo \$! > /tmp/home-$U/$1.child; wait' > /tmp/home-$U/$1.log 2>&1 &
-                echo \$! > /tmp/home-$U/$1.pid"
-        eventually 10 in_ test -s /tmp/home-$U/$1.child >/dev/null
+# start_term NAME: a foot running a shell that runs sleep and the batch job; sets tpid (foot), cpid
+# (sleep), jpid (lnbatch)
+start_term() {
+        as_u sh -c "foot sh -c 'sleep 1000 & echo \$! > /tmp/home-$U/$1.child; $IN/bin/lnbatch 1000 &
+                echo \$! > /tmp/home-$U/$1.job; wait' > /tmp/home-$U/$1.log 2>&1 & echo \$! > /tmp/home-$U/$1.pid"
+        eventually 10 in_ test -s /tmp/home-$U/$1.job >/dev/null
         tpid=$(in_ cat /tmp/home-$U/$1.pid)
         cpid=$(in_ cat /tmp/home-$U/$1.child)
+        jpid=$(in_ cat /tmp/home-$U/$1.job)
 }
-start_term a; A=$tpid; AC=$cpid
+start_term a; A=$tpid; AC=$cpid; AJ=$jpid
 wait_value "terminal a, mapped and focused, gets the boost -10" "$A" "-10 foreground"
 wait_value "  with Cover=tree the sleep its shell started too" "$AC" "-10 foreground"
+wait_value "  but not the batch job its shell started: its rule's 19 stays" "$AJ" "19 rule"
 start_term b; B=$tpid; BC=$cpid
 echo "# terminal a: foot $A, sleep $AC; terminal b: foot $B, sleep $BC"
 wait_value "terminal b, mapped last, takes the boost" "$B" "-10 foreground"
@@ -70,12 +81,13 @@ echo "# latnicectl list, b focused:"
 in_ "$IN/bin/latnicectl" list | sed 's/^/#   /'
 as_u swaymsg -s "$SOCK" "[pid=$A] focus" > /dev/null
 wait_value "swaymsg moves the focus to a: a gets -10" "$A" "-10 foreground"
+wait_value "  a's batch job keeps its rule's 19" "$AJ" "19 rule"
 wait_value "  b has its default back" "$B" "0 none"
 as_u swaymsg -s "$SOCK" "[pid=$B] focus" > /dev/null
 wait_value "swaymsg moves the focus to b: b gets -10" "$B" "-10 foreground"
 
 # --- the focused terminal dies, and its pid comes back as somebody else ------------------------
-in_ kill -KILL "$B" "$BC"
+in_ kill -KILL "$B" "$BC" "$jpid"
 wait_value "b killed while focused; Sway focuses a: a gets -10" "$A" "-10 foreground"
 # The next pid in the contained pid namespace is b's again: a process of the same user that is no
 # window of Sway's and must not be taken for the one latnice-focus named.
