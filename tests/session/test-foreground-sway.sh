@@ -79,11 +79,22 @@ wait_value "  a has its default back" "$A" "0 none"
 wait_value "  and so has a's sleep" "$AC" "0 none"
 echo "# latnicectl list, b focused:"
 in_ "$IN/bin/latnicectl" list | sed 's/^/#   /'
+# moved_ms PID "VALUE SET_BY": after swaymsg returned, the ms until GetTask shows it (reported, not judged:
+# each look is a busctl through nsenter, itself some ms).
+moved_ms() {
+        local t0=$1 i
+        for ((i = 0; i < 500; i++)); do
+                is_value "$2" "$3" && { echo $(( ($(date +%s%N) - t0) / 1000000 )); return; }
+        done
+        echo never
+}
 as_u swaymsg -s "$SOCK" "[pid=$A] focus" > /dev/null
+echo "# swaymsg focus a: latniced's value moved $(moved_ms "$(date +%s%N)" "$A" "-10 foreground") ms after swaymsg returned"
 wait_value "swaymsg moves the focus to a: a gets -10" "$A" "-10 foreground"
 wait_value "  a's batch job keeps its rule's 19" "$AJ" "19 rule"
 wait_value "  b has its default back" "$B" "0 none"
 as_u swaymsg -s "$SOCK" "[pid=$B] focus" > /dev/null
+echo "# swaymsg focus b: latniced's value moved $(moved_ms "$(date +%s%N)" "$B" "-10 foreground") ms after swaymsg returned"
 wait_value "swaymsg moves the focus to b: b gets -10" "$B" "-10 foreground"
 
 # --- the focused terminal dies, and its pid comes back as somebody else ------------------------
