@@ -334,6 +334,78 @@ static const sd_bus_vtable focus_vtable[] = {
         SD_BUS_VTABLE_END
 };
 
+/* KWin runs a script when it starts or when the script is enabled, and the script sends the active
+ * window then and at each activation. A latnice-focus that comes later (restarted, upgraded) would
+ * wait for the next activation: so once it owns its name it asks KWin, if our script is loaded there,
+ * to unload it and load the enabled scripts again, which sends the active window at once. Where no
+ * KWin is on the bus (no auto-start: another desktop) or our script is not loaded (disabled), the
+ * first call fails or says false and nothing else happens. */
+#define KWIN_SCRIPT "latnice-focus"
+
+static int kwin_call(Focus *f, const char *method, sd_bus_message_handler_t callback, const char *script) {
+        sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(f->user_bus, &m, "org.kde.KWin", "/Scripting", "org.kde.kwin.Scripting",
+                                           method);
+        if (r >= 0)
+                r = sd_bus_message_set_auto_start(m, false);
+        if (r >= 0 && script)
+                r = sd_bus_message_append(m, "s", script);
+        if (r >= 0)
+                r = sd_bus_call_async(f->user_bus, NULL, m, callback, f, 5 * 1000 * 1000);
+        sd_bus_message_unref(m);
+        return r;
+}
+
+static int kwin_debug_error(Focus *f, sd_bus_message *reply, const char *what) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (!e)
+                return 0;
+        if (f->debug && !sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.ServiceUnknown"))
+                fprintf(stderr, "<7>KWin's %s: %s\n", what, e->message ?: e->name);
+        return -1;
+}
+
+static int kwin_on_started(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Focus *f = userdata;
+
+        if (kwin_debug_error(f, reply, "start") == 0 && f->debug)
+                fprintf(stderr, "<7>KWin runs the " KWIN_SCRIPT " script again: it sends the active window.\n");
+        return 0;
+}
+
+static int kwin_on_unloaded(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Focus *f = userdata;
+
+        if (kwin_debug_error(f, reply, "unloadScript") == 0)
+                (void) kwin_call(f, "start", kwin_on_started, NULL);
+        return 0;
+}
+
+static int kwin_on_loaded(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Focus *f = userdata;
+        int loaded = 0;
+
+        if (kwin_debug_error(f, reply, "isScriptLoaded") < 0 || sd_bus_message_read(reply, "b", &loaded) < 0 || !loaded)
+                return 0;
+        (void) kwin_call(f, "unloadScript", kwin_on_unloaded, KWIN_SCRIPT);
+        return 0;
+}
+
+static int user_bus_on_name(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Focus *f = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e) {
+                fprintf(stderr, "Cannot own org.latnice1.Focus on the session bus: %s\n", e->message ?: e->name);
+                return 0;
+        }
+        (void) kwin_call(f, "isScriptLoaded", kwin_on_loaded, KWIN_SCRIPT);
+        return 0;
+}
+
 static int user_bus_setup(Focus *f) {
         int r;
 
@@ -342,7 +414,7 @@ static int user_bus_setup(Focus *f) {
                 return r;
         r = sd_bus_add_object_vtable(f->user_bus, NULL, "/org/latnice1/Focus", "org.latnice1.Focus", focus_vtable, f);
         if (r >= 0)
-                r = sd_bus_request_name_async(f->user_bus, NULL, "org.latnice1.Focus", 0, NULL, NULL);
+                r = sd_bus_request_name_async(f->user_bus, NULL, "org.latnice1.Focus", 0, user_bus_on_name, f);
         if (r >= 0)
                 r = sd_bus_attach_event(f->user_bus, f->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)

@@ -5,7 +5,8 @@
 # private session bus, with latnice-focus --print: KWin loads the script from its package
 # directory by its metadata alone (EnabledByDefault), the script's callDBus() reaches
 # org.latnice1.Focus, and the focus moves as two Wayland clients appear and the focused one
-# exits. latnice-focus is restarted under KWin: the next activation reaches the new one.
+# exits. latnice-focus is restarted under KWin: KWin runs the script again (the active window is
+# sent at once), and the next activation reaches the new one.
 #
 #   test-focus-kwin.sh LATNICE_FOCUS SOURCE_DIR
 #
@@ -51,9 +52,13 @@ if wait_focus $B session-bus; then pass "the second client takes the focus ($B)"
 kill $B; wait $B 2>/dev/null
 if wait_focus $A session-bus; then pass "the focused client exits, the focus is a"; else fail "after exit: got '$(last_focus session-bus)'"; fi
 
-# latnice-focus restarted: the script's next call reaches the new one (no failure sticks).
+# latnice-focus restarted: it asks KWin to run the script again, which sends the active window at
+# once; and the script's next call reaches the new one (no failure sticks).
 kill $LF; wait $LF 2>/dev/null
+echo "restarted" >> "$WORK/focus.out"
 start_focus
+if wait_focus $A session-bus; then pass "after a latnice-focus restart KWin's script sends the active window again ($A)"
+else fail "after restart, no new focus: got '$(tail -1 "$WORK/focus.out")', want $A"; fi
 "${AS_USER[@]}" WAYLAND_DISPLAY=wl-kwin weston-simple-shm > "$WORK/client-c.log" 2>&1 &
 C=$!; PIDS+=($C)
 if wait_focus $C session-bus; then pass "after a latnice-focus restart the script reaches it ($C)"

@@ -7,7 +7,7 @@
 # script in the user's data directory, latnice-focus as the shipped user unit waiting for the script's
 # calls on the user's session bus, two Wayland clients. Checks: the script's calls move latniced's
 # boost; the focused client exits and the boost goes to the one KWin focuses next; latnice-focus
-# restarted under KWin: the script's next call reaches the new one and the boost follows again.
+# started again under KWin: the script sends the active window at once, and its next call reaches it.
 #
 #   test-foreground-kwin.sh BUILD_DIR [SOURCE_DIR]
 #
@@ -74,10 +74,13 @@ wait_value "b exits while focused; KWin activates a: a gets -10" "$A" "-10 foreg
 echo "# latnicectl list, a focused:"
 in_ "$IN/bin/latnicectl" list | sed 's/^/#   /'
 
-# latnice-focus restarted under KWin: the boost ends with the old one, and the script's next call
-# (the next activation) reaches the new one: one failed call does not stop the script.
-check "latnice-focus restarts" userctl restart latnice-focus.service
-wait_value "  a's boost ended with the old latnice-focus" "$A" "0 none"
+# latnice-focus stopped and started again under KWin: the boost ends with the old one; the new one
+# asks KWin to run the script again, which sends the active window at once (no activation needed);
+# and the script's next call (the next activation) reaches it too: one failed call stops nothing.
+check "latnice-focus stops" userctl stop latnice-focus.service
+wait_value "  a's boost ends with it" "$A" "0 none"
+check "latnice-focus starts again" userctl start latnice-focus.service
+wait_value "  KWin's script sends the active window again: a gets -10 with no focus change" "$A" "-10 foreground"
 start_client c; C=$cpid
 wait_value "a new client c after the restart: the script reached the new latnice-focus, c gets -10" \
         "$C" "-10 foreground"

@@ -2,7 +2,8 @@
 // latnice foreground boost for GNOME Shell 43 and 44: on every focus change, the focused window's
 // pid (MetaWindow.get_pid(), 0 when Mutter does not know it) goes to latnice-focus on the session
 // bus. Each change is a fresh asynchronous call, so a failed call (latnice-focus restarting) costs
-// one focus change, never the boost for good; the focused window is also sent when enabled.
+// one focus change, never the boost for good; the focused window is also sent when enabled, and
+// again whenever org.latnice1.Focus gets an owner (latnice-focus started or restarted).
 'use strict';
 
 const { Gio, GLib } = imports.gi;
@@ -10,12 +11,16 @@ const { Gio, GLib } = imports.gi;
 class LatniceFocus {
     enable() {
         this._id = global.display.connect('notify::focus-window', () => this._send());
-        this._send();
+        // Called at once if the name has an owner: that is the first send.
+        this._watch = Gio.bus_watch_name_on_connection(Gio.DBus.session, 'org.latnice1.Focus',
+            Gio.BusNameWatcherFlags.NONE, () => this._send(), null);
     }
 
     disable() {
         global.display.disconnect(this._id);
         this._id = 0;
+        Gio.bus_unwatch_name(this._watch);
+        this._watch = 0;
     }
 
     _send() {

@@ -3,7 +3,8 @@
 // latnice-focus on the session bus (callDBus reaches only that bus, which is why latnice-focus
 // listens there). The pid travels as text: callDBus turns JavaScript numbers into doubles.
 // Each activation is a fresh call, so a failed call (latnice-focus restarting) costs one focus
-// change, never the boost for good; the active window is also sent when the script starts.
+// change, never the boost for good; the active window is also sent when the script starts, which
+// latnice-focus makes happen when it starts (org.kde.kwin.Scripting: unloadScript, start).
 "use strict";
 
 function latniceSend(window) {
