@@ -53,7 +53,7 @@ static int value_of(const RuleSet *s, const char *comm, const char *exe, char **
         return v;
 }
 
-static void test_table(void) {
+TEST(table) {
         AnanicyFields f = {};
         int v = 0;
 
@@ -72,7 +72,7 @@ static void test_table(void) {
         ASSERT_TRUE(ananicy_latency_nice(&f, &v) && v == -3);
 }
 
-static void test_tree(void) {
+TEST(tree) {
         _cleanup_(ananicy_import_done) AnanicyImport imp = {};
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         _cleanup_(freep) char *text = NULL;
@@ -161,7 +161,7 @@ static void test_tree(void) {
 }
 
 /* Thousands of names in one type: the Comm= lines wrap below the rule parser's line limit. */
-static void test_large(void) {
+TEST(large) {
         _cleanup_(ananicy_import_done) AnanicyImport imp = {};
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         _cleanup_(freep) char *text = NULL, *buf = NULL;
@@ -186,7 +186,7 @@ static void test_large(void) {
 }
 
 /* What a hostile rule tree puts in the report: a megabyte name, a key with a terminal escape. */
-static void test_hostile(void) {
+TEST(hostile) {
         _cleanup_(ananicy_import_done) AnanicyImport imp = {};
         _cleanup_(freep) char *line = NULL, *text = NULL;
         size_t len = 0, rules = 0, names = 0;
@@ -214,7 +214,7 @@ static void test_hostile(void) {
 
 /* What ananicy-cpp accepts (it reads each line from its first '{' to its first '}'): a BOM, a comma after
  * the object, a // comment after it. Other text after the object stays a reported error. */
-static void test_lenient(void) {
+TEST(lenient) {
         _cleanup_(ananicy_import_done) AnanicyImport imp = {};
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         _cleanup_(freep) char *text = NULL;
@@ -237,13 +237,4 @@ static void test_lenient(void) {
         ASSERT_EQ(value_of(s, "slashes", NULL, NULL), 5);
         ASSERT_EQ(value_of(s, "both", NULL, NULL), 6);
         ASSERT_EQ(value_of(s, "plus", NULL, NULL), 100);
-}
-
-int main(void) {
-        test_lenient();
-        test_table();
-        test_hostile();
-        test_tree();
-        test_large();
-        return 0;
 }

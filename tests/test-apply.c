@@ -140,7 +140,7 @@ static void expect_all(pid_t pid, uint64_t raw) {
                 ASSERT_EQ(se_slice(pid, tids[i]), raw ? raw : probe.base_slice_ns);
 }
 
-static void test_probe(void) {
+TEST(probe) {
         sched_probe("/sys/kernel/btf/vmlinux", &probe);
         printf("probe: %s: %s\n", backend_to_string(probe.backend), probe.reason);
         if (probe.backend != BACKEND_EEVDF_SLICE) {
@@ -203,7 +203,7 @@ static int run_ctl(char **argv, char **ret_out) {
         return WEXITSTATUS(status);
 }
 
-static void test_ctl_run(void) {
+TEST(ctl_run) {
         char *argv[] = { (char *) latnicectl, (char *) "run", (char *) "-l", (char *) "-20", (char *) "--",
                          (char *) "/bin/sleep", (char *) "30", NULL };
         uint64_t want = latnice_to_slice_ns(-20, probe.base_slice_ns);
@@ -257,7 +257,7 @@ static void test_ctl_run(void) {
         }
 }
 
-static void test_eight_threads(void) {
+TEST(eight_threads) {
         Child c = spawn_helper(8, 0);
         ApplyResult res;
 
@@ -298,7 +298,7 @@ static void test_eight_threads(void) {
         reap(&c);
 }
 
-static void test_threads_born_during_apply(void) {
+TEST(threads_born_during_apply) {
         _cleanup_(freep) pid_t *tids = NULL;
         const int n_start = 50, chain = 60;
         Child c = spawn_helper(n_start, chain);
@@ -347,7 +347,7 @@ static int walk_apply(pid_t tid, void *userdata) {
         return 0;
 }
 
-static void test_walk_catches_new_thread(void) {
+TEST(walk_catches_new_thread) {
         Child c = spawn_helper(5, -1);
         WalkCtx w = { .c = &c, .raw = latnice_to_slice_ns(-8, probe.base_slice_ns) };
         _cleanup_(closep) int dir_fd = -1;
@@ -365,7 +365,7 @@ static void test_walk_catches_new_thread(void) {
         reap(&c);
 }
 
-static void test_fifo_left_alone(void) {
+TEST(fifo_left_alone) {
         _cleanup_(freep) pid_t *tids = NULL;
         Child c = spawn_helper(4, 0);
         ThreadSched before, after;
@@ -417,7 +417,7 @@ static void test_fifo_left_alone(void) {
         reap(&c);
 }
 
-static void test_keep_nice_and_reset_on_fork(void) {
+TEST(keep_nice_and_reset_on_fork) {
         Child c = spawn_helper(1, 0);
         struct latnice_sched_attr a = {
                 .size = LATNICE_SCHED_ATTR_SIZE_VER1,
@@ -438,7 +438,7 @@ static void test_keep_nice_and_reset_on_fork(void) {
         reap(&c);
 }
 
-static void test_restore_keeps_foreign(void) {
+TEST(restore_keeps_foreign) {
         _cleanup_(freep) pid_t *tids = NULL;
         Child c = spawn_helper(4, 0);
         uint64_t ours = latnice_to_slice_ns(-5, probe.base_slice_ns), foreign = 5000000;
@@ -485,7 +485,7 @@ static void test_restore_keeps_foreign(void) {
         reap(&c);
 }
 
-static void test_gone_and_reused(void) {
+TEST(gone_and_reused) {
         Child c = spawn_helper(2, 0);
         pid_t pid = c.pid, zpid;
         uint64_t st = start_time_of(pid);
@@ -532,7 +532,7 @@ static void test_gone_and_reused(void) {
         }
 }
 
-static void test_ctl_errors(void) {
+TEST(ctl_errors) {
         char pidbuf[16], *out = NULL;
         Child c;
 
@@ -602,7 +602,7 @@ static void test_ctl_errors(void) {
 #undef CTL
 }
 
-static void test_cgroup_host(void) {
+TEST(cgroup_host) {
         CGroupMounts m;
         int v, r;
 
@@ -649,7 +649,7 @@ static bool can_make_fifo(void) {
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 && access("/usr/bin/chrt", X_OK) == 0;
 }
 
-int main(void) {
+TEST_SETUP() {
         latnicectl = getenv("LATNICECTL");
         helper = getenv("LATNICE_HELPER_THREADS");
         if (!latnicectl || !helper) {
@@ -665,19 +665,5 @@ int main(void) {
                        "chrt); the realtime checks need one\n");
                 return TEST_SKIP;
         }
-
-        test_probe();
-        test_ctl_run();
-        test_eight_threads();
-        test_walk_catches_new_thread();
-        test_threads_born_during_apply();
-        test_fifo_left_alone();
-        test_keep_nice_and_reset_on_fork();
-        test_restore_keeps_foreign();
-        test_gone_and_reused();
-        test_ctl_errors();
-        test_cgroup_host();
-        close(proc_fd);
-        printf("test-apply: ok\n");
         return 0;
 }

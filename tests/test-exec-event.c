@@ -45,7 +45,7 @@ static size_t build(struct latnice_event_buf *b, const char *exe, const char *ex
         return sizeof(struct latnice_event) + exe_len + b->ev.args_len;
 }
 
-static void test_exec(void) {
+TEST(exec) {
         static struct latnice_event_buf b;
         static ExecEventBuf buf;
         ExecEvent ev;
@@ -82,7 +82,7 @@ static void test_exec(void) {
         ASSERT_TRUE(ev.task.parent_comm == NULL);
 }
 
-static void test_exe_guess(void) {
+TEST(exe_guess) {
         static struct latnice_event_buf b;
         static ExecEventBuf buf;
         ExecEvent ev;
@@ -111,7 +111,7 @@ static void test_exe_guess(void) {
         ASSERT_STREQ(ev.exe_guess, "/usr/bin/game");
 }
 
-static void test_args(void) {
+TEST(args) {
         static struct latnice_event_buf b;
         static ExecEventBuf buf;
         static char many[LATNICE_ARGS_LEN];
@@ -141,7 +141,7 @@ static void test_args(void) {
         ASSERT_TRUE(ev.task.argv[2] == NULL);
 }
 
-static void test_exit(void) {
+TEST(exit) {
         alignas(8) struct latnice_exit_event x = {
                 .type = LATNICE_EVENT_EXIT,
                 .pid = 31,
@@ -156,7 +156,7 @@ static void test_exit(void) {
         ASSERT_EQ(task_info_from_event(&x, sizeof(x) - 1, NS_PER_TICK, &buf, &ev), EXEC_EVENT_INVALID);
 }
 
-static void test_invalid(void) {
+TEST(invalid) {
         static struct latnice_event_buf b;
         static ExecEventBuf buf;
         ExecEvent ev;
@@ -194,7 +194,7 @@ static void test_invalid(void) {
 }
 
 /* A rename record: the exec layout with the new name and no execve() path; the binary by its file name. */
-static void test_rename(void) {
+TEST(rename) {
         static struct latnice_event_buf b;
         static ExecEventBuf buf;
         ExecEvent ev;
@@ -214,15 +214,4 @@ static void test_rename(void) {
         /* a type beyond the known ones is still invalid */
         b.ev.type = LATNICE_EVENT_RENAME + 1;
         ASSERT_EQ(task_info_from_event(&b, n, NS_PER_TICK, &buf, &ev), EXEC_EVENT_INVALID);
-}
-
-int main(void) {
-        test_exec();
-        test_rename();
-        test_exe_guess();
-        test_args();
-        test_exit();
-        test_invalid();
-        printf("test-exec-event: ok\n");
-        return 0;
 }

@@ -18,7 +18,7 @@ static RuleSet *load(const char *contents) {
         return s;
 }
 
-static void test_keys(void) {
+TEST(keys) {
         _cleanup_(rule_set_freep) RuleSet *s = load(
                 "[Process a]\nComm=pipewire kwin_*\nExe=/usr/bin/x\nLatencyNice=-5\n"  /* Comm chosen, not Exe */
                 "[Process b]\nExe=/usr/lib/gnome-terminal-server-with-a-very-long-name tracker-*\nLatencyNice=1\n"
@@ -61,7 +61,7 @@ static void test_keys(void) {
 }
 
 /* Ancestor= names go to the kernel whole; paths and globs leave the rule to other keys. */
-static void test_ancestor(void) {
+TEST(ancestor) {
         _cleanup_(rule_set_freep) RuleSet *s = load(
                 "[Process a]\nAncestor=reaper steam\nLatencyNice=-5\n"
                 "[Process b]\nAncestor=reaper\nComm=game\nLatencyNice=-5\n"); /* Comm= is chosen */
@@ -85,7 +85,7 @@ static void test_ancestor(void) {
 }
 
 /* Renames pass the filter by the comm names alone: only Comm= rules decide whether they can. */
-static void test_renames(void) {
+TEST(renames) {
         static const struct {
                 const char *rules;
                 bool want, all;
@@ -109,7 +109,7 @@ static void test_renames(void) {
         }
 }
 
-static void test_widen(void) {
+TEST(widen) {
         _cleanup_(rule_set_freep) RuleSet *s = load(
                 "[Process a]\nComm=pipewire\nLatencyNice=-5\n"
                 "[Process b]\nCmdline=game.exe\nLatencyNice=1\n");
@@ -133,7 +133,7 @@ static void test_widen(void) {
 }
 
 /* Globs the kernel cannot check exactly are narrowed to what it can: their literal start. */
-static void test_narrow(void) {
+TEST(narrow) {
         _cleanup_(rule_set_freep) RuleSet *s = load(
                 "[Process class]\nExe=Foo[Steam].exe\nLatencyNice=-1\n"          /* [Steam] a class: prefix Foo */
                 "[Process literal]\nExe=Foo\\[Steam].exe\nLatencyNice=-1\n"      /* the name Foo[Steam].exe */
@@ -176,7 +176,7 @@ static void test_narrow(void) {
 }
 
 /* Only a rule with nothing the kernel can check opens the filter, and it is named. */
-static void test_open(void) {
+TEST(open) {
         _cleanup_(rule_set_freep) RuleSet *s = load(
                 "[Process fine]\nComm=a\nLatencyNice=1\n"
                 "[Process suffix]\nExe=*.exe\nCmdline=*.exe\nLatencyNice=1\n"
@@ -193,7 +193,7 @@ static void test_open(void) {
 }
 
 /* Exe=/usr/bin/python3 is the file python3.11 too: the kernel side must let that name through. */
-static void test_exe_symlink(void) {
+TEST(exe_symlink) {
         const char *dir = test_tmpdir();
         _cleanup_(freep) char *conf = NULL;
         RuleSet *s;
@@ -211,16 +211,4 @@ static void test_exe_symlink(void) {
         ASSERT_TRUE(f.exe[1].exact);
         filter_spec_done(&f);
         rule_set_free(s);
-}
-
-int main(void) {
-        test_keys();
-        test_widen();
-        test_exe_symlink();
-        test_narrow();
-        test_open();
-        test_renames();
-        test_ancestor();
-        printf("test-filter: ok\n");
-        return 0;
 }

@@ -8,7 +8,7 @@
 #include "tests.h"
 #include "util.h"
 
-static void test_decide(void) {
+TEST(decide) {
         ForegroundView v = { .value = 0 };
 
         /* Default value: boosted. */
@@ -51,7 +51,7 @@ static void test_decide(void) {
         ASSERT_EQ(foreground_decide(&v, 3), FOREGROUND_LEAVE_BETTER);
 }
 
-static void test_user_unit(void) {
+TEST(user_unit) {
         char u[256];
 
         ASSERT_TRUE(foreground_user_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/"
@@ -83,7 +83,7 @@ static void test_user_unit(void) {
         ASSERT_TRUE(!foreground_user_unit("/user@1000.service/app.slice/a-very-long-name.scope", 1000, u, 20));
 }
 
-static void test_tree(void) {
+TEST(tree) {
         const char *d = test_tmpdir();
         _cleanup_(closep) int fd = -1;
         pid_t pids[8];
@@ -129,7 +129,7 @@ static void test_tree(void) {
         ASSERT_EQ(foreground_list_cgroup(fd, "/user.slice/app.scope/payload", pids, 8), 3);
 }
 
-static void test_config(void) {
+TEST(config) {
         const char *d = test_tmpdir();
         DaemonConfig c = {};
 
@@ -169,12 +169,4 @@ static void test_config(void) {
         ASSERT_EQ(daemon_config_load(test_path(d, "f.conf"), &c), 0);
         ASSERT_TRUE(c.error && strstr(c.error, "unknown key"));
         daemon_config_done(&c);
-}
-
-int main(void) {
-        test_decide();
-        test_user_unit();
-        test_tree();
-        test_config();
-        return 0;
 }

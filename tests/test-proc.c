@@ -8,7 +8,7 @@
 #include "tests.h"
 #include "util.h"
 
-static void test_stat_parse(void) {
+TEST(stat_parse) {
         ProcStat st;
 
         ASSERT_EQ(proc_stat_parse("42 (a) b) c) S 7 42 42 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 3 0 12345 100 200", &st), 0);
@@ -22,7 +22,7 @@ static void test_stat_parse(void) {
         ASSERT_TRUE(proc_stat_parse("42 (x) S 7 1 2", &st) < 0);
 }
 
-static void test_cgroup_parse(void) {
+TEST(cgroup_parse) {
         char *p;
 
         ASSERT_EQ(proc_cgroup_parse("12:cpu,cpuacct:/a\n1:name=systemd:/user.slice/x.scope\n0::/user.slice/x.scope\n", &p), 0);
@@ -38,7 +38,7 @@ static void test_cgroup_parse(void) {
         ASSERT_EQ(proc_cgroup_parse("3:cpu:/x\n", &p), -ENODATA);
 }
 
-static void test_fake_tree(void) {
+TEST(fake_tree) {
         const char *t = test_tmpdir();
         _cleanup_(closep) int fd = -1;
         char *d = test_path(t, "proc");
@@ -86,7 +86,7 @@ static void fake_stat(const char *d, int pid, const char *comm, int ppid, unsign
 }
 
 /* The chain of parents: nearest first, ended by a reused pid, a loop, the bound, or a missing process. */
-static void test_ancestors(void) {
+TEST(ancestors) {
         const char *t = test_tmpdir();
         _cleanup_(closep) int fd = -1;
         char *d = test_path(t, "proc-anc");
@@ -146,7 +146,7 @@ static void test_ancestors(void) {
         task_ancestors_free(a, n);
 }
 
-static void test_real_self(void) {
+TEST(real_self) {
         _cleanup_(closep) int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ProcTask p;
         pid_t *pids = NULL;
@@ -164,14 +164,4 @@ static void test_real_self(void) {
         n = proc_list_pids(fd, &pids);
         ASSERT_TRUE(n > 1);
         free(pids);
-}
-
-int main(void) {
-        test_stat_parse();
-        test_cgroup_parse();
-        test_fake_tree();
-        test_ancestors();
-        test_real_self();
-        printf("test-proc: ok\n");
-        return 0;
 }

@@ -28,7 +28,7 @@ static void resolve(const char *root, const char *dir, const char *profile, bool
                 ASSERT_TRUE(!warning);
 }
 
-int main(void) {
+TEST(resolve) {
         const char *t = test_tmpdir();
         char *root = test_path(t, "root"), *bad = test_path(t, "bad"), *extra = test_path(t, "extra");
 
@@ -54,6 +54,4 @@ int main(void) {
         /* No latniced.conf at all: the default, quietly. */
         resolve(extra, NULL, NULL, false, 0, LATNICE_DEFAULT_PROFILE,
                 LATNICE_PROFILE_DIR "/" LATNICE_DEFAULT_PROFILE ".conf", NULL);
-        printf("test-profile-resolve: ok\n");
-        return 0;
 }

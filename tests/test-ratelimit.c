@@ -12,7 +12,7 @@ static unsigned take_n(TokenBucket *b, uint64_t from, uint64_t step, unsigned n)
         return passed;
 }
 
-int main(void) {
+TEST(token_bucket) {
         TokenBucket b = TOKEN_BUCKET_INIT(50, 20);
         uint64_t t = 1000000;
         unsigned n;
@@ -42,7 +42,4 @@ int main(void) {
         /* A bucket that never refills. */
         b = (TokenBucket) TOKEN_BUCKET_INIT(3, 0);
         ASSERT_EQ(take_n(&b, 5, 1000000, 10), 3u);
-
-        printf("test-ratelimit: ok\n");
-        return 0;
 }

@@ -49,7 +49,7 @@ static const RuleError *find_error(const RuleSet *s, const char *file_suffix, un
         return NULL;
 }
 
-static void test_order_hide_mask(void) {
+TEST(order_hide_mask) {
         const char *root = fresh_root("order");
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         char *p;
@@ -92,7 +92,7 @@ static void test_order_hide_mask(void) {
         ASSERT_EQ(s->files[6].state, CONF_FILE_HIDDEN); /* the vendor file the mask hides */
 }
 
-static void test_profile_last(void) {
+TEST(profile_last) {
         const char *root = fresh_root("profile");
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         char *prof = test_path(root, "desk.conf");
@@ -113,7 +113,7 @@ static void test_profile_last(void) {
         ASSERT_TRUE(find_error(s, "nope.conf", 0, "profile 'nope' does not exist"));
 }
 
-static void test_keys(void) {
+TEST(keys) {
         const char *root = fresh_root("keys");
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         const Rule *r;
@@ -185,7 +185,7 @@ static void test_keys(void) {
         ASSERT_EQ(strv_length(rule_match(r, MATCH_UNIT)), 2);
 }
 
-static void test_errors(void) {
+TEST(errors) {
         const char *root = fresh_root("errors");
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         char longline[400];
@@ -299,7 +299,7 @@ static void test_errors(void) {
 }
 
 /* Values with spaces: quoting as systemd does for lists; names with spaces; bytes, not characters. */
-static void test_ancestor_key(void) {
+TEST(ancestor_key) {
         static const char conf[] =
                 "[Process steam]\n"
                 "Ancestor=reaper /usr/lib/steam/steam 'Zup! 5.exe'\n"
@@ -329,7 +329,7 @@ static void test_ancestor_key(void) {
         ASSERT_TRUE(!find_rule(s, "badapp"));
 }
 
-static void test_quoting(void) {
+TEST(quoting) {
         const char *root = fresh_root("quoting");
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         const Rule *r;
@@ -394,7 +394,7 @@ static void test_quoting(void) {
         ASSERT_EQ(s->n_errors, 6);
 }
 
-static void test_bad_files(void) {
+TEST(bad_files) {
         const char *root = fresh_root("badfiles");
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         char *p, *big;
@@ -431,7 +431,7 @@ static void test_bad_files(void) {
         ASSERT_TRUE(find_error(s, "/run/latnice.d", 0, "not a directory"));
 }
 
-static void test_unreadable(void) {
+TEST(unreadable) {
         const char *root = fresh_root("unreadable");
         char *dir = test_path(root, "etc/latnice.d");
         pid_t pid;
@@ -465,7 +465,7 @@ static void test_unreadable(void) {
         ASSERT_EQ(chmod(dir, 0755), 0);
 }
 
-static void test_many_rules(void) {
+TEST(many_rules) {
         const char *root = fresh_root("many");
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         size_t n = 5000, len = 0;
@@ -483,7 +483,7 @@ static void test_many_rules(void) {
         ASSERT_EQ(s->rules[n - 1].line, 3 * (n - 1) + 1);
 }
 
-static void test_load_files(void) {
+TEST(load_files) {
         const char *root = fresh_root("files");
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         char *files[3];
@@ -499,7 +499,7 @@ static void test_load_files(void) {
         ASSERT_TRUE(find_error(s, "y.conf", 3, "out of range"));
 }
 
-static void test_daemon_config(void) {
+TEST(daemon_config) {
         const char *root = fresh_root("dconf");
         DaemonConfig c = {};
         char *p = test_path(root, "latniced.conf");
@@ -523,20 +523,4 @@ static void test_daemon_config(void) {
         ASSERT_EQ(daemon_config_load(p, &c), 0);
         ASSERT_TRUE(c.error && strstr(c.error, ":2: Profile=../etc/passwd is not a profile name"));
         daemon_config_done(&c);
-}
-
-int main(void) {
-        test_ancestor_key();
-        test_order_hide_mask();
-        test_profile_last();
-        test_keys();
-        test_errors();
-        test_quoting();
-        test_bad_files();
-        test_unreadable();
-        test_many_rules();
-        test_load_files();
-        test_daemon_config();
-        printf("test-rules: ok\n");
-        return 0;
 }

@@ -28,7 +28,7 @@ static const char *backend(ScxState st, const char *name, bool partial) {
         return buf;
 }
 
-int main(void) {
+TEST(state_ops_note) {
         char note[512], long_name[300];
 
         /* Each state as the kernel writes it, with or without its newline. */
@@ -101,5 +101,4 @@ int main(void) {
         /* A small buffer: cut, terminated. */
         ASSERT_TRUE(sched_ext_note("sched-ext:lavd (latency nice not honoured)", note, 8));
         ASSERT_EQ(strlen(note), 7);
-        return 0;
 }

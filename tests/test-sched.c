@@ -16,7 +16,7 @@
 #include "tests.h"
 #include "util.h"
 
-static void test_backend_strings(void) {
+TEST(backend_strings) {
         ASSERT_STREQ(backend_to_string(BACKEND_NONE), "none");
         ASSERT_STREQ(backend_to_string(BACKEND_LATENCY_NICE), "latency-nice");
         ASSERT_STREQ(backend_to_string(BACKEND_EEVDF_SLICE), "eevdf-slice");
@@ -47,7 +47,7 @@ static const uint64_t expect_750us[40] = {
         6981818, 8827586, 10971428, 13714285, 17066666, 21333333, 26482758, 33391304, 42666666, 51200000,
 };
 
-static void test_mapping_table(void) {
+TEST(mapping_table) {
         for (int ln = -20; ln <= 19; ln++) {
                 ASSERT_EQ(latnice_to_slice_ns(ln, 3000000), expect_3ms[ln + 20]);
                 ASSERT_EQ(latnice_to_slice_ns(ln, 750000), expect_750us[ln + 20]);
@@ -76,7 +76,7 @@ static uint64_t effective(int ln, uint64_t base) {
         return s < 100000 ? 100000 : s;
 }
 
-static void test_mapping_inverse(void) {
+TEST(mapping_inverse) {
         static const uint64_t bases[] = { 3000000, 750000, 1400000, 2800000, 100000 };
 
         for (size_t b = 0; b < ELEMENTSOF(bases); b++)
@@ -162,7 +162,7 @@ static char *write_btf(const char *name, const char * const *members, bool anon_
         return path;
 }
 
-static void test_btf_detection(void) {
+TEST(btf_detection) {
         static const char * const with_prio[] = { "prio", "latency_prio", NULL };
         static const char * const with_nice[] = { "latency_nice", NULL };
         static const char * const without[] = { "prio", "normal_prio", NULL };
@@ -189,7 +189,7 @@ static void test_btf_detection(void) {
         ASSERT_EQ(sched_btf_has_latency_field(NULL), -EINVAL);
 }
 
-static void test_raw_values(void) {
+TEST(raw_values) {
         SchedProbe eevdf = { .backend = BACKEND_EEVDF_SLICE, .base_slice_ns = 3000000 };
         SchedProbe ln = { .backend = BACKEND_LATENCY_NICE };
         SchedProbe none = { .backend = BACKEND_NONE };
@@ -240,7 +240,7 @@ static void put(AppliedTable *t, pid_t pid, int ln) {
         ASSERT_TRUE(e.rule == NULL && e.rule_name == NULL);
 }
 
-static void test_applied_table(void) {
+TEST(applied_table) {
         _cleanup_(applied_table_freep) AppliedTable *t = applied_table_new();
         AppliedProcess *e;
         size_t i, n;
@@ -331,7 +331,7 @@ static int stop_at_second(pid_t tid, void *userdata) {
         return s->n == 2 ? -ECANCELED : 0;
 }
 
-static void test_walk_fake(void) {
+TEST(walk_fake) {
         const char *t = test_tmpdir();
         _cleanup_(closep) int fd = -1;
         char *d = test_path(t, "proc/500");
@@ -387,7 +387,7 @@ static CGroupMounts mounts_from(const char *name, const char *contents) {
         return m;
 }
 
-static void test_cgroup_mounts(void) {
+TEST(cgroup_mounts) {
         CGroupMounts m;
         char *dir, *p;
 
@@ -464,7 +464,7 @@ static void read_into(const char *dir, const char *rel, char **ret) {
         ASSERT_EQ(read_full_file(AT_FDCWD, p, 64, ret, NULL), 0);
 }
 
-static void test_cgroup_knob_fake(void) {
+TEST(cgroup_knob_fake) {
         const char *t = test_tmpdir();
         char *cpu = test_path(t, "cg/cpu"), *uni = test_path(t, "cg/unified"), *mi, *buf = NULL;
         CGroupMounts m;
@@ -509,7 +509,7 @@ static void test_cgroup_knob_fake(void) {
         cgroup_mounts_done(&m);
 }
 
-static void test_cgroup_pids_fake(void) {
+TEST(cgroup_pids_fake) {
         const char *t = test_tmpdir();
         char *uni = test_path(t, "cgp/unified"), *mi;
         CGroupMounts m;
@@ -538,19 +538,4 @@ static void test_cgroup_pids_fake(void) {
         ASSERT_EQ(cgroup_list_pids(&m, CGROUP_HIER_SYSTEMD, "/nothere.slice", &pids), -ENOENT);
         ASSERT_EQ(cgroup_list_pids(&m, CGROUP_HIER_SYSTEMD, "../x", &pids), -EINVAL);
         cgroup_mounts_done(&m);
-}
-
-int main(void) {
-        test_backend_strings();
-        test_mapping_table();
-        test_mapping_inverse();
-        test_btf_detection();
-        test_raw_values();
-        test_applied_table();
-        test_walk_fake();
-        test_cgroup_mounts();
-        test_cgroup_knob_fake();
-        test_cgroup_pids_fake();
-        printf("test-sched: ok\n");
-        return 0;
 }

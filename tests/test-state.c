@@ -36,7 +36,7 @@ static StateRecord rec(pid_t pid) {
 }
 
 /* dir/units: what the unit side set survives a restart; lines that are not ours are skipped. */
-static void test_units(void) {
+TEST(units) {
         const char *dir = test_tmpdir();
         StateKnob knobs[] = {
                 { .cgroup = (char *) "/game.slice", .before = 0, .value = -10 },
@@ -86,8 +86,7 @@ static void test_units(void) {
         ASSERT_TRUE(stat(test_path(dir, "units"), &st) < 0 && errno == ENOENT);
 }
 
-int main(void) {
-        test_units();
+TEST(state_file) {
         const char *dir = test_path(test_tmpdir(), "state");
         StateKey key = { .backend = 2, .base_slice_ns = 1400000 }, other = key;
         StateFile *f = NULL;
@@ -133,6 +132,4 @@ int main(void) {
         ASSERT_EQ(seen.n, 0);
         ASSERT_EQ(state_file_size(f), 0);
         f = state_file_close(f, false);
-        printf("test-state: ok\n");
-        return 0;
 }

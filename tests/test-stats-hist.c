@@ -21,7 +21,7 @@ static unsigned count_lines(const char *s) {
         return n;
 }
 
-int main(void) {
+TEST(buckets_percentiles_drawing) {
         struct latnice_stats_hist h = {};
         uint64_t lo, hi;
         char *s, *line;
@@ -92,5 +92,4 @@ int main(void) {
         s = stats_hist_draw(&h, 80);
         ASSERT_TRUE(strstr(s, " -> ...        : 1 ") != NULL);
         free(s);
-        return 0;
 }

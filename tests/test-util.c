@@ -4,7 +4,7 @@
 #include "tests.h"
 #include "util.h"
 
-static void test_utf8_valid(void) {
+TEST(utf8_valid) {
         ASSERT_TRUE(utf8_is_valid(""));
         ASSERT_TRUE(utf8_is_valid("pipewire"));
         ASSERT_TRUE(utf8_is_valid("h\xc3\xa9llo"));              /* é */
@@ -23,7 +23,7 @@ static void test_utf8_valid(void) {
         ASSERT_EQ(utf8_char_len(""), 0);
 }
 
-static void test_utf8_escape(void) {
+TEST(utf8_escape) {
         char *e, *buf;
 
         e = utf8_escape_invalid("ibus-engine-\xff", false);
@@ -49,19 +49,11 @@ static void test_utf8_escape(void) {
         ASSERT_TRUE(!utf8_safe(NULL, &buf));
 }
 
-static void test_utf8_prefix(void) {
+TEST(utf8_prefix) {
         ASSERT_EQ(utf8_prefix_len("abc", 2), 2);
         ASSERT_EQ(utf8_prefix_len("abc", 10), 3);
         ASSERT_EQ(utf8_prefix_len("\xe4\xb8\xad\xe4\xb8\xad", 4), 3); /* never inside a character */
         ASSERT_EQ(utf8_prefix_len("\xe4\xb8\xad\xe4\xb8\xad", 6), 6);
         ASSERT_EQ(utf8_prefix_len("a\xff" "b", 10), 1);
         ASSERT_EQ(utf8_prefix_len("", 10), 0);
-}
-
-int main(void) {
-        test_utf8_valid();
-        test_utf8_escape();
-        test_utf8_prefix();
-        printf("test-util: ok\n");
-        return 0;
 }

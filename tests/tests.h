@@ -38,6 +38,27 @@
 
 #define TEST_SKIP 77
 
+/*
+ * TEST(name) { ... } defines a test that runs because it exists: tests.c's main() runs every TEST of
+ * the program in the order of the file (TEST_SETUP, if the file has one, first: it returns 0, or
+ * TEST_SKIP with the reason printed). `test-x NAME...` runs only those. A file with its own main()
+ * is the old form: its tests run only if main() calls them.
+ */
+typedef struct TestCase {
+        const char *name;
+        void (*run)(void);
+        unsigned line;
+} TestCase;
+
+#define TEST(n)                                                                                  \
+        static void test_##n(void);                                                              \
+        __attribute__((used, section("latnice_tests"), aligned(__alignof__(TestCase))))          \
+        static const TestCase test_case_##n = { #n, test_##n, __LINE__ };                         \
+        static void test_##n(void)
+
+int test_setup(void);
+#define TEST_SETUP() int test_setup(void)
+
 /* A fresh temporary directory, removed at exit. */
 const char *test_tmpdir(void);
 /* Writes (creating parent directories) dir/rel with the given contents. */

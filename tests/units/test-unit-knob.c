@@ -34,7 +34,7 @@ static void load_mounts(const char *dir, const char *mountinfo, CGroupMounts *m)
         ASSERT_EQ(cgroup_mounts_find(test_path(dir, "mountinfo"), m), 0);
 }
 
-static void test_v2(void) {
+TEST(v2) {
         const char *dir = test_tmpdir();
         char mountinfo[1024];
         CGroupMounts m = {};
@@ -95,7 +95,7 @@ static void test_v2(void) {
         cgroup_mounts_done(&m);
 }
 
-static void test_v1_hybrid(void) {
+TEST(v1_hybrid) {
         const char *dir = test_tmpdir();
         char mountinfo[2048];
         CGroupMounts m = {};
@@ -128,11 +128,4 @@ static void test_v1_hybrid(void) {
         k = (UnitKnob) {};
         ASSERT_EQ(unit_knob_set(&m, &k, "/run.slice", -10), -ENOENT);
         cgroup_mounts_done(&m);
-}
-
-int main(void) {
-        test_v2();
-        test_v1_hybrid();
-        printf("test-unit-knob: ok\n");
-        return 0;
 }
