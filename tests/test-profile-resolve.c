@@ -32,11 +32,12 @@ TEST(resolve) {
         const char *t = test_tmpdir();
         char *root = test_path(t, "root"), *bad = test_path(t, "bad"), *extra = test_path(t, "extra");
 
-        test_write(root, "etc/latnice/latniced.conf", "[Daemon]\nProfile=quiet\n");
+        /* latniced.conf where this build reads it (--sysconfdir), below the root. */
+        test_write(root, LATNICE_DAEMON_CONF + 1, "[Daemon]\nProfile=quiet\n");
         test_write(root, "etc/latnice/profiles/quiet.conf", "");
         test_write(root, "etc/latnice/profiles/loud.conf", "");
         test_write(extra, "loud.conf", "");
-        test_write(bad, "etc/latnice/latniced.conf", "[Daemon]\nNoSuchKey=1\n");
+        test_write(bad, LATNICE_DAEMON_CONF + 1, "[Daemon]\nNoSuchKey=1\n");
 
         /* --no-profile wins over everything. */
         resolve(root, NULL, "loud", true, 0, NULL, NULL, NULL);

@@ -85,7 +85,10 @@ os.makedirs(TREE + "/profiles")
 RULE = TREE + "/etc/latnice.d/50-test.conf"
 with open(RULE, "w") as f:
     f.write("[Process sleepers]\nComm=sleep\nLatencyNice=5\n")
-with open(TREE + "/etc/latnice/latniced.conf", "w") as f:
+# latniced.conf where this build reads it (--sysconfdir: /etc, or /usr/local/etc by default), below --root.
+DAEMON_CONF = TREE + os.environ.get("LATNICE_DAEMON_CONF", "/etc/latnice/latniced.conf")
+os.makedirs(os.path.dirname(DAEMON_CONF), exist_ok=True)
+with open(DAEMON_CONF, "w") as f:
     f.write("[Daemon]\nProfile=quiet\n")
 os.makedirs(TREE + "/ananicy")
 with open(TREE + "/ananicy/sleep.rules", "w") as f:

@@ -121,10 +121,11 @@ sched_progs() {
         [[ $main && $main != 0 ]] || { echo "no-daemon"; return; }
         ids=$(in_ sh -c "grep -h '^prog_id:' /proc/$main/fdinfo/* 2>/dev/null" | awk '{print $2}' | sort -u)
         for id in $ids; do
-                bpftool prog show id "$id" 2>/dev/null |
+                bpftool prog show id "$id" 2>&1 | tee -a "$WORK/bpftool.log" |
                         grep -qE ' name (switch_btf|wakeup_btf|wakeup_new_btf|switch_tp|wakeup_tp|wakeup_new_tp) ' &&
                         n=$((n + 1))
         done
+        echo "-- $n of ids: $(echo $ids)" >> "$WORK/bpftool.log"
         echo $n
 }
 wait_collecting() { # until N callers wait for the collection under way
@@ -149,6 +150,7 @@ cpid=$!
 wait_collecting 1
 n=$(sched_progs)
 check "while collecting, the three sched programs are attached (bpftool: $n)" [ "$n" = 3 ]
+[ "$n" = 3 ] || sed 's/^/     | /' "$WORK/bpftool.log"
 wait $cpid
 rc=$?
 check "stats --for 8s succeeds (exit $rc)" [ $rc = 0 ]
