@@ -3,8 +3,8 @@
  * latnice-focus: a user service that follows the focused window and tells
  * latniced (org.latnice1 SetForegroundByPIDFD) which process the user is
  * looking at. It picks its source itself (focus-source.h): Sway/i3 IPC when
- * SWAYSOCK is set, X11 (_NET_ACTIVE_WINDOW, a PropertyNotify per change, no
- * polling) otherwise, and always the session bus name org.latnice1.Focus
+ * SWAYSOCK is set, niri's event stream when NIRI_SOCKET is, X11
+ * (_NET_ACTIVE_WINDOW, a PropertyNotify per change, no polling) otherwise, and always the session bus name org.latnice1.Focus
  * that the shipped KWin script and GNOME Shell extension call. Every source
  * ends in focus_set(): the pid becomes a pidfd at once, so that a pid reused
  * before the call reaches latniced boosts nothing.
@@ -54,6 +54,7 @@ struct Focus {
         sd_event_source *xcb_source;
 
         SwayIpc *sway;
+        NiriIpc *niri;
 };
 
 static int focus_send(Focus *f);
@@ -352,9 +353,9 @@ static int user_bus_setup(Focus *f) {
 
 static void help(void) {
         printf("latnice-focus [OPTIONS]\n\n"
-               "Tells latniced which process owns the focused window: Sway/i3 IPC (SWAYSOCK), X11\n"
-               "(_NET_ACTIVE_WINDOW), or the KWin script / GNOME Shell extension calling the session\n"
-               "bus name org.latnice1.Focus.\n\n"
+               "Tells latniced which process owns the focused window: Sway/i3 IPC (SWAYSOCK), niri\n"
+               "(NIRI_SOCKET), X11 (_NET_ACTIVE_WINDOW), or the KWin script / GNOME Shell extension\n"
+               "calling the session bus name org.latnice1.Focus.\n\n"
                "  -h --help       this text\n"
                "     --print      print \"focus PID SOURCE\" on each change instead of calling latniced\n"
                "     --debug      say why a focused window boosts nothing\n");
@@ -368,7 +369,7 @@ int main(int argc, char *argv[]) {
                 {}
         };
         Focus f = { .sent = -1, .want_pidfd = -1 };
-        const char *sway;
+        const char *sway, *niri;
         bool have_source = false;
         sigset_t ss;
         int c, r;
@@ -407,10 +408,18 @@ int main(int argc, char *argv[]) {
                 return 1;
         /* The compositor's own IPC first: under Sway, X11 is XWayland and sees X clients only. */
         sway = getenv("SWAYSOCK");
+        niri = getenv("NIRI_SOCKET");
         if (sway && *sway) {
                 r = sway_ipc_new(&f, sway, &f.sway);
                 if (r < 0) {
                         fprintf(stderr, "Cannot follow Sway's focus: %s\n", strerror(-r));
+                        return 1;
+                }
+                have_source = true;
+        } else if (niri && *niri) {
+                r = niri_ipc_new(&f, niri, &f.niri);
+                if (r < 0) {
+                        fprintf(stderr, "Cannot follow niri's focus: %s\n", strerror(-r));
                         return 1;
                 }
                 have_source = true;
@@ -425,7 +434,7 @@ int main(int argc, char *argv[]) {
         }
         r = user_bus_setup(&f);
         if (r < 0 && !have_source) {
-                fprintf(stderr, "No focus source: no SWAYSOCK, no X11 display, and no session bus for "
+                fprintf(stderr, "No focus source: no SWAYSOCK, no NIRI_SOCKET, no X11 display, and no session bus for "
                         "org.latnice1.Focus (%s).\n", strerror(-r));
                 return 1;
         }
@@ -444,6 +453,7 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "%llu changes, %llu sent\n", (unsigned long long) f.changes,
                         (unsigned long long) f.calls);
         f.sway = sway_ipc_free(f.sway);
+        f.niri = niri_ipc_free(f.niri);
         f.user_bus = sd_bus_flush_close_unref(f.user_bus);
         if (f.want_pidfd >= 0)
                 close(f.want_pidfd);
