@@ -126,7 +126,7 @@ json_object *json_line_parse(const char *line, size_t len, size_t max, int depth
         }
         json_tokener_free(tok);
         for (; root && end < len; end++)
-                if (!strchr(" \t\r", line[end])) {
+                if (!strchr(" \t\r\n", line[end])) {
                         json_object_put(root);
                         root = NULL;
                 }

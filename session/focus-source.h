@@ -69,3 +69,21 @@ int niri_state_line(NiriState *st, const char *line, size_t len, pid_t *ret_pid)
 typedef struct NiriIpc NiriIpc;
 int niri_ipc_new(Focus *f, const char *path, NiriIpc **ret);
 NiriIpc *niri_ipc_free(NiriIpc *n);
+
+/* Hyprland (focus-hyprland.c): events on .socket2.sock, the focused window's pid asked of
+ * .socket.sock ("j/activewindow"). Windows are named by address (0: none). */
+enum {
+        HYPR_EVENT_OTHER,     /* any other event: ignored */
+        HYPR_EVENT_FOCUS,     /* activewindowv2>>ADDRESS, or empty: nothing focused */
+        HYPR_EVENT_OPEN,      /* openwindow>>ADDRESS,... */
+        HYPR_EVENT_CLOSE,     /* closewindow>>ADDRESS */
+};
+/* Pure: one line of .socket2.sock, the kind above and the address it names; -EINVAL for a line
+ * that is no event, or whose address is not one. */
+int hypr_event_parse(const char *line, size_t len, uint64_t *ret_address);
+/* Pure: a j/activewindow reply: its "address" (0 for {}, nothing focused) and "pid" (0 if none). */
+int hypr_reply_parse(const char *json, size_t len, uint64_t *ret_address, pid_t *ret_pid);
+typedef struct HyprIpc HyprIpc;
+/* signature: $HYPRLAND_INSTANCE_SIGNATURE; runtime_dir: $XDG_RUNTIME_DIR or NULL. */
+int hypr_ipc_new(Focus *f, const char *signature, const char *runtime_dir, HyprIpc **ret);
+HyprIpc *hypr_ipc_free(HyprIpc *h);
