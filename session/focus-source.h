@@ -5,7 +5,9 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
@@ -24,3 +26,64 @@ SwayIpc *sway_ipc_free(SwayIpc *s);
 int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid);
 /* The same for a GET_TREE reply: the focused node's pid, 0 for none. */
 int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid);
+
+/* Newline-delimited streams (focus-lines.c, pure): whole lines of at most 'max' bytes go to
+ * func (without the newline, not NUL-terminated); a longer line is dropped and counted. A
+ * negative return of func stops the feed and is returned. */
+typedef int (*LineFunc)(const char *line, size_t len, void *userdata);
+typedef struct LineBuffer {
+        char *buf;
+        size_t len, cap, max;
+        bool skipping;        /* inside a line that was too long, until its newline */
+        uint64_t dropped;     /* lines dropped for their length */
+} LineBuffer;
+void line_buffer_init(LineBuffer *lb, size_t max);
+void line_buffer_done(LineBuffer *lb);
+int line_buffer_feed(LineBuffer *lb, const char *data, size_t n, LineFunc func, void *userdata);
+/* One whole JSON value on a line, at most max bytes and depth deep; NULL and *ret_error otherwise. */
+struct json_object;
+struct json_object *json_line_parse(const char *line, size_t len, size_t max, int depth, int *ret_error);
+
+/* Connects to a compositor's Unix socket; -EPERM if the peer is not our own uid (focus-socket.c). */
+int focus_socket_connect(const char *path, bool nonblock, int *ret_fd);
+
+/* niri (focus-niri.c): the "EventStream" request on $NIRI_SOCKET, windows by id, focus by id. */
+#define NIRI_WINDOWS_MAX 4096 /* windows known by id; more are not kept (their focus names nobody) */
+typedef struct NiriWindow {
+        uint64_t id;
+        pid_t pid;            /* 0: not known */
+} NiriWindow;
+typedef struct NiriState {
+        NiriWindow *windows;
+        size_t n_windows, n_allocated;
+        bool focused;         /* a window has the focus */
+        uint64_t focus_id;
+        pid_t focus_pid;
+        uint64_t over_cap;    /* windows not kept because NIRI_WINDOWS_MAX was reached */
+} NiriState;
+void niri_state_done(NiriState *st);
+/* Pure: one line of the event stream. 1: the focus is now *ret_pid (0: none or unknown);
+ * 0: nothing about the focus (another event, the reply to the request); -EPROTO: niri refused
+ * the request; -EINVAL, -E2BIG: not a line we can read (the state is unchanged). */
+int niri_state_line(NiriState *st, const char *line, size_t len, pid_t *ret_pid);
+typedef struct NiriIpc NiriIpc;
+int niri_ipc_new(Focus *f, const char *path, NiriIpc **ret);
+NiriIpc *niri_ipc_free(NiriIpc *n);
+
+/* Hyprland (focus-hyprland.c): events on .socket2.sock, the focused window's pid asked of
+ * .socket.sock ("j/activewindow"). Windows are named by address (0: none). */
+enum {
+        HYPR_EVENT_OTHER,     /* any other event: ignored */
+        HYPR_EVENT_FOCUS,     /* activewindowv2>>ADDRESS, or empty: nothing focused */
+        HYPR_EVENT_OPEN,      /* openwindow>>ADDRESS,... */
+        HYPR_EVENT_CLOSE,     /* closewindow>>ADDRESS */
+};
+/* Pure: one line of .socket2.sock, the kind above and the address it names; -EINVAL for a line
+ * that is no event, or whose address is not one. */
+int hypr_event_parse(const char *line, size_t len, uint64_t *ret_address);
+/* Pure: a j/activewindow reply: its "address" (0 for {}, nothing focused) and "pid" (0 if none). */
+int hypr_reply_parse(const char *json, size_t len, uint64_t *ret_address, pid_t *ret_pid);
+typedef struct HyprIpc HyprIpc;
+/* signature: $HYPRLAND_INSTANCE_SIGNATURE; runtime_dir: $XDG_RUNTIME_DIR or NULL. */
+int hypr_ipc_new(Focus *f, const char *signature, const char *runtime_dir, HyprIpc **ret);
+HyprIpc *hypr_ipc_free(HyprIpc *h);

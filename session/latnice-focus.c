@@ -3,11 +3,13 @@
  * latnice-focus: a user service that follows the focused window and tells
  * latniced (org.latnice1 SetForegroundByPIDFD) which process the user is
  * looking at. It picks its source itself (focus-source.h): Sway/i3 IPC when
- * SWAYSOCK is set, X11 (_NET_ACTIVE_WINDOW, a PropertyNotify per change, no
- * polling) otherwise, and always the session bus name org.latnice1.Focus
- * that the shipped KWin script and GNOME Shell extension call. Every source
- * ends in focus_set(): the pid becomes a pidfd at once, so that a pid reused
- * before the call reaches latniced boosts nothing.
+ * SWAYSOCK is set, Hyprland's sockets when HYPRLAND_INSTANCE_SIGNATURE is,
+ * niri's event stream when NIRI_SOCKET is, X11 (_NET_ACTIVE_WINDOW, a
+ * PropertyNotify per change, no polling) otherwise, and always the session
+ * bus name org.latnice1.Focus that the shipped KWin script and GNOME Shell
+ * extension call. Every source ends in focus_set(): the pid becomes a pidfd
+ * at once, so that a pid reused before the call reaches latniced boosts
+ * nothing.
  *
  * Cheap under focus storms: at most one call is in flight; changes that
  * arrive meanwhile collapse into the latest, which is sent when the reply
@@ -54,6 +56,8 @@ struct Focus {
         sd_event_source *xcb_source;
 
         SwayIpc *sway;
+        HyprIpc *hyprland;
+        NiriIpc *niri;
 };
 
 static int focus_send(Focus *f);
@@ -424,9 +428,9 @@ static int user_bus_setup(Focus *f) {
 
 static void help(void) {
         printf("latnice-focus [OPTIONS]\n\n"
-               "Tells latniced which process owns the focused window: Sway/i3 IPC (SWAYSOCK), X11\n"
-               "(_NET_ACTIVE_WINDOW), or the KWin script / GNOME Shell extension calling the session\n"
-               "bus name org.latnice1.Focus.\n\n"
+               "Tells latniced which process owns the focused window: Sway/i3 IPC (SWAYSOCK), Hyprland\n"
+               "(HYPRLAND_INSTANCE_SIGNATURE), niri (NIRI_SOCKET), X11 (_NET_ACTIVE_WINDOW), or the\n"
+               "KWin script / GNOME Shell extension calling the session bus name org.latnice1.Focus.\n\n"
                "  -h --help       this text\n"
                "     --print      print \"focus PID SOURCE\" on each change instead of calling latniced\n"
                "     --debug      say why a focused window boosts nothing\n");
@@ -440,7 +444,7 @@ int main(int argc, char *argv[]) {
                 {}
         };
         Focus f = { .sent = -1, .want_pidfd = -1 };
-        const char *sway;
+        const char *sway, *hyprland, *niri;
         bool have_source = false;
         sigset_t ss;
         int c, r;
@@ -479,10 +483,26 @@ int main(int argc, char *argv[]) {
                 return 1;
         /* The compositor's own IPC first: under Sway, X11 is XWayland and sees X clients only. */
         sway = getenv("SWAYSOCK");
+        hyprland = getenv("HYPRLAND_INSTANCE_SIGNATURE");
+        niri = getenv("NIRI_SOCKET");
         if (sway && *sway) {
                 r = sway_ipc_new(&f, sway, &f.sway);
                 if (r < 0) {
                         fprintf(stderr, "Cannot follow Sway's focus: %s\n", strerror(-r));
+                        return 1;
+                }
+                have_source = true;
+        } else if (hyprland && *hyprland) {
+                r = hypr_ipc_new(&f, hyprland, getenv("XDG_RUNTIME_DIR"), &f.hyprland);
+                if (r < 0) {
+                        fprintf(stderr, "Cannot follow Hyprland's focus: %s\n", strerror(-r));
+                        return 1;
+                }
+                have_source = true;
+        } else if (niri && *niri) {
+                r = niri_ipc_new(&f, niri, &f.niri);
+                if (r < 0) {
+                        fprintf(stderr, "Cannot follow niri's focus: %s\n", strerror(-r));
                         return 1;
                 }
                 have_source = true;
@@ -497,8 +517,8 @@ int main(int argc, char *argv[]) {
         }
         r = user_bus_setup(&f);
         if (r < 0 && !have_source) {
-                fprintf(stderr, "No focus source: no SWAYSOCK, no X11 display, and no session bus for "
-                        "org.latnice1.Focus (%s).\n", strerror(-r));
+                fprintf(stderr, "No focus source: no SWAYSOCK, HYPRLAND_INSTANCE_SIGNATURE or NIRI_SOCKET, no X11 "
+                        "display, and no session bus for org.latnice1.Focus (%s).\n", strerror(-r));
                 return 1;
         }
         if (r < 0)
@@ -516,6 +536,8 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "%llu changes, %llu sent\n", (unsigned long long) f.changes,
                         (unsigned long long) f.calls);
         f.sway = sway_ipc_free(f.sway);
+        f.hyprland = hypr_ipc_free(f.hyprland);
+        f.niri = niri_ipc_free(f.niri);
         f.user_bus = sd_bus_flush_close_unref(f.user_bus);
         if (f.want_pidfd >= 0)
                 close(f.want_pidfd);

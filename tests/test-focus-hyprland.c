@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The Hyprland parsers (session/focus-hyprland.c) and the line framing under them
+ * (session/focus-lines.c), on a stored event stream and on hostile input. The stream,
+ * tests/session/data/hyprland.events, is written after Hyprland's wiki (IPC page) and the
+ * events its source posts, not captured from a running Hyprland: Hyprland is not packaged for
+ * Debian 12. Its .expected file lists the window events it must give (focus, open, close and
+ * the address, 0 for nothing focused).
+ *
+ * The stream is replayed in every chunk size from 1 byte up, so each line is split across
+ * reads at every position; then hostile event lines (no separator, bad addresses, NUL bytes, a
+ * line above the bound) and j/activewindow replies as hyprctl writes them and as they must
+ * not be taken (broken JSON, a bad address, pids out of range, a reply above the bound).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "focus-source.h"
+
+/* The parsers are pure; the source's socket half is not under test here. */
+void focus_set(Focus *f, pid_t pid, const char *source) {
+        (void) f, (void) pid, (void) source;
+}
+sd_event *focus_event(Focus *f) {
+        (void) f;
+        return NULL;
+}
+
+static int failed;
+
+static void check(const char *what, int ok) {
+        printf("%s - %s\n", ok ? "ok" : "not ok", what);
+        failed |= !ok;
+}
+
+static char *read_file(const char *rel, size_t *ret_len) {
+        const char *root = getenv("LATNICE_SOURCE_ROOT");
+        char path[4096];
+        FILE *f;
+        char *buf;
+        long n;
+
+        snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
+        f = fopen(path, "re");
+        if (!f) {
+                printf("not ok - cannot open %s\n", path);
+                exit(1);
+        }
+        if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0 ||
+            !(buf = malloc((size_t) n + 1)) || fread(buf, 1, (size_t) n, f) != (size_t) n) {
+                printf("not ok - cannot read %s\n", path);
+                exit(1);
+        }
+        fclose(f);
+        buf[n] = '\0';
+        *ret_len = (size_t) n;
+        return buf;
+}
+
+/* The window events of a stream, as the .expected file writes them. */
+typedef struct Replay {
+        char out[4096];
+        size_t len;
+        int errors;
+} Replay;
+
+static int replay_on_line(const char *line, size_t len, void *userdata) {
+        static const char *const kinds[] = { [HYPR_EVENT_FOCUS] = "focus", [HYPR_EVENT_OPEN] = "open",
+                                             [HYPR_EVENT_CLOSE] = "close" };
+        Replay *rp = userdata;
+        uint64_t address = 7;
+        int r = hypr_event_parse(line, len, &address);
+
+        if (r < 0)
+                rp->errors++;
+        else if (r != HYPR_EVENT_OTHER && rp->len < sizeof(rp->out))
+                rp->len += (size_t) snprintf(rp->out + rp->len, sizeof(rp->out) - rp->len, "%s %" PRIx64 "\n",
+                                             kinds[r], address);
+        return 0;
+}
+
+static void replay_stream(const char *stream, size_t len, const char *want) {
+        size_t chunks[] = { 1, 2, 3, 5, 7, 13, 64, 1000, len };
+        int all_ok = 1;
+
+        for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+                Replay rp = {};
+                LineBuffer lb;
+                int ok;
+
+                line_buffer_init(&lb, 64 * 1024);
+                for (size_t off = 0; off < len; off += chunks[c])
+                        (void) line_buffer_feed(&lb, stream + off, len - off < chunks[c] ? len - off : chunks[c],
+                                                replay_on_line, &rp);
+                ok = rp.errors == 0 && lb.len == 0 && strcmp(rp.out, want) == 0;
+                if (!ok)
+                        printf("# chunk %zu: %d errors, got:\n%s", chunks[c], rp.errors, rp.out);
+                all_ok &= ok;
+                line_buffer_done(&lb);
+        }
+        check("the stored stream gives its window events, read in chunks of every size from 1 byte", all_ok);
+}
+
+static int event(const char *l, uint64_t *ret) {
+        return hypr_event_parse(l, strlen(l), ret);
+}
+
+static int reply(const char *json, uint64_t *ret_address, pid_t *ret_pid) {
+        return hypr_reply_parse(json, strlen(json), ret_address, ret_pid);
+}
+
+/* j/activewindow as hyprctl writes it (the fields of its window JSON, abridged). */
+#define WINDOW_JSON(address, pid, title)                                                              \
+        "{\n    \"address\": \"" address "\",\n    \"mapped\": true,\n    \"hidden\": false,\n"         \
+        "    \"at\": [10, 40],\n    \"size\": [1900, 1030],\n"                                          \
+        "    \"workspace\": {\n        \"id\": 1,\n        \"name\": \"1\"\n    },\n"                   \
+        "    \"floating\": false,\n    \"monitor\": 0,\n    \"class\": \"foot\",\n"                     \
+        "    \"title\": \"" title "\",\n    \"initialClass\": \"foot\",\n    \"initialTitle\": \"foot\",\n" \
+        "    \"pid\": " pid ",\n    \"xwayland\": false,\n    \"pinned\": false,\n"                     \
+        "    \"fullscreen\": 0,\n    \"grouped\": [],\n    \"tags\": [],\n"                             \
+        "    \"swallowing\": \"0x0\",\n    \"focusHistoryID\": 0\n}"
+
+int main(void) {
+        uint64_t address = 7;
+        pid_t pid = -7;
+        size_t len;
+        char *stream, *expected, *big;
+        int r;
+
+        stream = read_file("tests/session/data/hyprland.events", &len);
+        expected = read_file("tests/session/data/hyprland.expected", &(size_t) { 0 });
+        replay_stream(stream, len, expected);
+        free(stream);
+        free(expected);
+
+        r = event("activewindowv2>>55a7c3b1e2f0", &address);
+        check("activewindowv2 names an address", r == HYPR_EVENT_FOCUS && address == 0x55a7c3b1e2f0);
+        r = event("activewindowv2>>", &address);
+        check("activewindowv2 without an address: nothing focused", r == HYPR_EVENT_FOCUS && address == 0);
+        r = event("activewindowv2>>,", &address);
+        check("activewindowv2>>, (older Hyprland): nothing focused", r == HYPR_EVENT_FOCUS && address == 0);
+        r = event("activewindow>>foot,activewindowv2>>1234", &address);
+        check("an event name inside another event's data is not an event", r == HYPR_EVENT_OTHER);
+        r = event("closewindow>>ABCDEF12", &address);
+        check("closewindow names its address (upper-case hex too)", r == HYPR_EVENT_CLOSE && address == 0xabcdef12);
+        r = event("openwindow>>ff01,3,mpv,a, title, with, commas", &address);
+        check("openwindow names the address before its first comma", r == HYPR_EVENT_OPEN && address == 0xff01);
+        r = event("somefutureevent>>55a7c3b1e2f0", &address);
+        check("an unknown event is ignored", r == HYPR_EVENT_OTHER);
+
+        /* Hostile event lines. */
+        r = event("activewindowv2 55a7c3b1e2f0", &address);
+        check("a line without >> is refused", r == -EINVAL);
+        r = event("activewindowv2>>0x55a7c3b1e2f0", &address);
+        check("an event address with 0x is refused", r == -EINVAL);
+        r = event("activewindowv2>>55a7c3b1e2f0 ", &address);
+        check("an address with trailing bytes is refused", r == -EINVAL);
+        r = event("activewindowv2>>-1", &address);
+        check("a negative address is refused", r == -EINVAL);
+        r = event("activewindowv2>>11223344556677889", &address);
+        check("an address of more than 64 bits is refused", r == -EINVAL);
+        r = event("activewindowv2>>\xff\xfe", &address);
+        check("non-UTF-8 bytes as an address are refused", r == -EINVAL);
+        r = hypr_event_parse("activewindowv2>>12\0" "34", 21, &address);
+        check("a NUL byte in a line is refused", r == -EINVAL);
+        r = event("activewindow>>foot,\xff\xfe\x80 title", &address);
+        check("non-UTF-8 in another event's title is ignored", r == HYPR_EVENT_OTHER);
+
+        /* Replies. */
+        r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "4242", "~ vim"), &address, &pid);
+        check("a j/activewindow reply names its address and pid",
+              r == 0 && address == 0x55a7c3b1e2f0 && pid == 4242);
+        r = reply("{}", &address, &pid);
+        check("{}: nothing focused", r == 0 && address == 0 && pid == 0);
+        r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "-1", "x"), &address, &pid);
+        check("pid -1 (not known) names nobody", r == 0 && address == 0x55a7c3b1e2f0 && pid == 0);
+        r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "4294967297", "x"), &address, &pid);
+        check("a pid above INT32_MAX names nobody", r == 0 && pid == 0);
+        r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "\"4242\"", "x"), &address, &pid);
+        check("a pid as text is not taken", r == 0 && pid == 0);
+        r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "4242", "\xff\xfe\x80"), &address, &pid);
+        check("non-UTF-8 in a title is tolerated", r == 0 && pid == 4242);
+        r = reply(WINDOW_JSON("55a7c3b1e2f0", "4242", "x"), &address, &pid);
+        check("a reply address without 0x is refused", r == -EINVAL);
+        r = reply(WINDOW_JSON("0xzz", "4242", "x"), &address, &pid);
+        check("a reply address that is not hex is refused", r == -EINVAL);
+        r = reply("{\"address\": 12345, \"pid\": 4242}", &address, &pid);
+        check("a reply address that is not a string is refused", r == -EINVAL);
+        r = reply("{\"address\": \"0x55a7c3b1e2f0\", \"pid\": 42", &address, &pid);
+        check("a reply cut short is refused", r == -EINVAL);
+        r = reply("{\"address\": \"0x1\", \"pid\": 1},", &address, &pid);
+        check("a reply with a trailing comma is refused", r == -EINVAL);
+        r = reply("[{\"address\": \"0x1\", \"pid\": 1}]", &address, &pid);
+        check("a reply that is not an object is refused", r == -EINVAL);
+        r = reply("ok", &address, &pid);
+        check("a reply that is not JSON is refused", r == -EINVAL);
+        {
+                size_t n = 100000;
+                char *deep = malloc(2 * n + 1);
+
+                if (!deep)
+                        return 1;
+                memset(deep, '[', n);
+                memset(deep + n, ']', n);
+                deep[2 * n] = '\0';
+                r = reply(deep, &address, &pid);
+                check("nesting deeper than the bound is refused", r == -EINVAL);
+                free(deep);
+        }
+        big = calloc(1, 2 * 1024 * 1024 + 1);
+        if (!big)
+                return 1;
+        memset(big, ' ', 2 * 1024 * 1024);
+        memcpy(big, "{}", 2);
+        r = reply(big, &address, &pid);
+        check("a reply above the size bound is refused", r == -E2BIG);
+        free(big);
+
+        /* An event line above HYPR_LINE_MAX (64 KiB) is dropped; the next one is read. */
+        {
+                Replay rp = {};
+                LineBuffer lb;
+                size_t n = 100 * 1024;
+                char *l = malloc(n + 64);
+
+                if (!l)
+                        return 1;
+                memcpy(l, "activewindowv2>>", 16);
+                memset(l + 16, 'a', n - 16);
+                memcpy(l + n, "\nactivewindowv2>>beef\n", 22);
+                line_buffer_init(&lb, 64 * 1024);
+                (void) line_buffer_feed(&lb, l, n + 22, replay_on_line, &rp);
+                check("an over-long event line is dropped and the next is read",
+                      rp.errors == 0 && lb.dropped == 1 && strcmp(rp.out, "focus beef\n") == 0);
+                line_buffer_done(&lb);
+                free(l);
+        }
+        return failed;
+}
