@@ -116,13 +116,16 @@ prop() { in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager
 # The sched programs this test's latniced holds (its prog and link fds, read inside the namespace):
 # another latniced collecting on the same machine holds its own and is not counted.
 sched_progs() {
-        local main ids id n=0
+        local main ids id out n=0
         main=$(in_ systemctl show -P MainPID "$UNIT.service")
         [[ $main && $main != 0 ]] || { echo "no-daemon"; return; }
         ids=$(in_ sh -c "grep -h '^prog_id:' /proc/$main/fdinfo/* 2>/dev/null" | awk '{print $2}' | sort -u)
+        # bpftool's whole answer first: "bpftool | grep -q" under pipefail fails whenever grep has its match
+        # and exits before bpftool has written the rest (EPIPE), which a loaded machine makes happen.
         for id in $ids; do
-                bpftool prog show id "$id" 2>&1 | tee -a "$WORK/bpftool.log" |
-                        grep -qE ' name (switch_btf|wakeup_btf|wakeup_new_btf|switch_tp|wakeup_tp|wakeup_new_tp) ' &&
+                out=$(bpftool prog show id "$id" 2>&1)
+                echo "$out" >> "$WORK/bpftool.log"
+                [[ $out =~ \ name\ (switch_btf|wakeup_btf|wakeup_new_btf|switch_tp|wakeup_tp|wakeup_new_tp)\  ]] &&
                         n=$((n + 1))
         done
         echo "-- $n of ids: $(echo $ids)" >> "$WORK/bpftool.log"
