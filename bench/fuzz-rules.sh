@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Fuzz the rule parser (tests/fuzz/fuzz-rules.c) with libFuzzer under ASan+UBSan (not in CI).
+# Fuzz the rule parser (tests/unit/fuzz/fuzz-rules.c) with libFuzzer under ASan+UBSan (not in CI).
 #
 #   bench/fuzz-rules.sh OUT_DIR [SECONDS] [BUILD_DIR]
 #
 # Builds with clang and -Dfuzz=true in BUILD_DIR (default: build-fuzz in the source tree), runs
-# for SECONDS (default 600) on a copy of tests/fuzz/corpus plus what earlier runs kept in
+# for SECONDS (default 600) on a copy of tests/unit/fuzz/corpus plus what earlier runs kept in
 # OUT_DIR/corpus, and keeps every new corpus entry in OUT_DIR/corpus and every crash, leak or
 # timeout in OUT_DIR/crashes. OUT_DIR must be outside the source tree. Prints the executions,
 # the corpus size and the crashes; exits 1 when there was a crash.
@@ -31,7 +31,7 @@ ninja -C "$BUILD" tests/fuzz-rules >/dev/null || { echo "building fuzz-rules fai
 W=$(mktemp -d /tmp/fuzz-rules.XXXXXX) || exit 1
 trap 'rm -rf -- "$W"' EXIT
 mkdir -p "$W/corpus" "$OUT/corpus" "$OUT/crashes"
-cp "$SRC"/tests/fuzz/corpus/* "$W/corpus/"
+cp "$SRC"/tests/unit/fuzz/corpus/* "$W/corpus/"
 cp "$OUT"/corpus/* "$W/corpus/" 2>/dev/null
 n0=$(ls "$W/corpus" | wc -l)
 c0=$(ls "$OUT/crashes" | wc -l)
@@ -43,7 +43,7 @@ rc=$?
 new=0
 for f in "$W"/corpus/*; do
         b=${f##*/}
-        [[ -e $SRC/tests/fuzz/corpus/$b || -e $OUT/corpus/$b ]] && continue
+        [[ -e $SRC/tests/unit/fuzz/corpus/$b || -e $OUT/corpus/$b ]] && continue
         cp "$f" "$OUT/corpus/" && new=$((new + 1))
 done
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$W/log")

@@ -2,7 +2,7 @@
 /*
  * Who may do what through org.latnice1, decided without the bus: pure
  * functions of the caller's uid and the target process's ids and values,
- * so that the policy is tested on its own (tests/test-authz.c).
+ * so that the policy is tested on its own (tests/unit/test-authz.c).
  */
 #pragma once
 

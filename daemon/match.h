@@ -85,7 +85,7 @@ int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchRes
  * exact names and of literal prefixes. A task is tried only against the
  * rules its own names find there, plus the few rules that have no such
  * key, in rule order: the winner and the shadowed list are those of
- * match_task() (tests/test-match.c checks that on random rule sets).
+ * match_task() (tests/unit/test-match.c checks that on random rule sets).
  * The index points into the RuleSet, which must outlive it.
  */
 typedef struct MatchIndex MatchIndex;

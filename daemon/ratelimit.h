@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A token bucket: at most `burst` events at once, `per_sec` a second after
- * that. Pure: the caller hands in the time (tests/test-ratelimit.c).
+ * that. Pure: the caller hands in the time (tests/unit/test-ratelimit.c).
  */
 #pragma once
 

@@ -2,7 +2,7 @@
 /*
  * The pure half of the scheduler layer: the backends' and policies' names
  * and the one latency-nice <-> slice mapping every backend shares. No I/O,
- * no logging, no globals (tests/test-sched.c checks the mapping).
+ * no logging, no globals (tests/unit/test-sched.c checks the mapping).
  */
 #pragma once
 

@@ -3,7 +3,7 @@
  * The cgroup knob of a [Unit] rule: writing a unit cgroup's latency nice and
  * putting back what it held. A -util module: cgroup file I/O through the
  * mounts handed in, no logging, no globals, so it is tested on a fake tree
- * (tests/units/test-unit-knob.c).
+ * (tests/unit/test-unit-knob.c).
  */
 #pragma once
 

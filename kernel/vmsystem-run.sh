@@ -7,7 +7,7 @@
 # systemctl enable --now latniced, latnicectl status, a [Unit game.slice] drop-in, systemd-run
 # --slice=game.slice; then systemctl daemon-reexec, systemctl restart dbus, the same package again
 # (dpkg -i) and systemctl stop latniced, checking what the kernel exposes after each (as
-# tests/units/test-units.sh and tests/install/test-package.sh do on the host). Prints
+# tests/integration/test-units.sh and tests/install/test-package.sh do on the host). Prints
 # "LNTEST PASS|FAIL|SKIP name[: why]" on the serial console; lntest.service powers off after it.
 
 exec </dev/null >/dev/ttyS0 2>&1

@@ -3,7 +3,7 @@
 #
 # latnice as a user meets it: the Debian package is built from this tree (dpkg-buildpackage -b
 # -uc -us, the unit suite included), checked by lintian, held to tests/install/files.txt, and
-# installed with apt into the contained systemd of tests/systemd, whose /etc, /usr and /var are
+# installed with apt into the contained systemd of tests/harness/, whose /etc, /usr and /var are
 # overlays (lntest-systemd --overlay): dpkg and apt write there, never into the host's. Then what
 # an administrator does: systemctl enable --now, status, busctl, pkaction, latnicectl as root and
 # as a user, a drop-in picked up live, systemctl reload, two upgrades with latniced running (the
@@ -17,12 +17,12 @@ set -uo pipefail
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SRC=$(readlink -f "${1:-$HERE/../..}")
-L=$SRC/tests/systemd/lntest-systemd
+L=$SRC/tests/harness/lntest-systemd
 NAME=install-$$
 STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 PKG=/run/lnpkg # $WORK/debs inside
 
-. "$SRC/tests/systemd/testlib.sh"
+. "$SRC/tests/harness/testlib.sh"
 check() { # check DESCRIPTION CMD...
         local what=$1
         shift

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # org.latnice1 on a real system bus, with a real polkitd, inside the contained systemd of
-# tests/systemd/lntest-systemd: introspection, properties for an unprivileged user, authorization
+# tests/harness/lntest-systemd: introspection, properties for an unprivileged user, authorization
 # (root, polkit refusals, a polkit rule that says yes, raising one's own value), named errors,
 # latnicectl agreeing with busctl, and the daemon's RSS over 1000 GetTask calls.
 #
@@ -15,7 +15,7 @@ set -uo pipefail
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SRC=${2:-$(readlink -f "$HERE/../..")}
 BUILD=$(readlink -f "${1:-$SRC/build}")
-L=$SRC/tests/systemd/lntest-systemd
+L=$SRC/tests/harness/lntest-systemd
 LATNICED=$BUILD/daemon/latniced
 CTL=$BUILD/ctl/latnicectl
 NAME=bus-$$
@@ -23,7 +23,7 @@ STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 IN=/run/latnice-bus-test # WORK as seen inside
 PY=/usr/bin/python3
 
-. "$HERE/../systemd/testlib.sh"
+. "$HERE/../harness/testlib.sh"
 check() { # check DESCRIPTION CMD...
         local what=$1
         shift

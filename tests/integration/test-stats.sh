@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # latnicectl stats on this host's kernel, through latniced on a real system bus with polkitd in the
-# contained systemd of tests/systemd/lntest-systemd: a task under a rule with LatencyNice=-10 and one
+# contained systemd of tests/harness/lntest-systemd: a task under a rule with LatencyNice=-10 and one
 # without, both waking every 2 ms against busy loops; the histograms, the JSON and its sums; the
 # bounds of the duration; a second caller and the Busy limit; an unprivileged caller; a rule
 # removed during a collection; the plain tracepoints; a kernel where nothing attaches; and no
@@ -20,7 +20,7 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SRC=$(readlink -f "${2:-$HERE/../..}")
 BUILD=$(readlink -f "${1:-$SRC/build}")
 WAKER=$(readlink -f "${3:-$BUILD/tests/helper-waker}")
-L=$SRC/tests/systemd/lntest-systemd
+L=$SRC/tests/harness/lntest-systemd
 LATNICED_BIN=${LATNICE_STATS_DAEMON:-$BUILD/daemon/latniced}
 CTL_BIN=$BUILD/ctl/latnicectl
 NAME=stats-$$
@@ -28,7 +28,7 @@ STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 IN=/run/latnice-stats-test
 PY=/usr/bin/python3
 
-. "$HERE/../systemd/testlib.sh"
+. "$HERE/../harness/testlib.sh"
 check() { # check DESCRIPTION CMD...
         local what=$1
         shift

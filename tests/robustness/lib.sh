@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Shared by the robustness tests: a contained systemd (tests/systemd/lntest-systemd)
+# Shared by the robustness tests: a contained systemd (tests/harness/lntest-systemd)
 # running the installed latniced.service with the ASan+UBSan build of the daemon, a rule tree and
 # a work directory bound in at /run/lnrobust, and the checks on the sanitizer logs.
 #
@@ -15,7 +15,7 @@ ASAN_BIN=$(readlink -f "${1:?usage: TEST LATNICED_ASAN LATNICECTL LATNICED_SERVI
 CTL_BIN=$(readlink -f "${2:?}")
 SERVICE=$(readlink -f "${3:?}")
 SRC=$(readlink -f "${4:-$RHERE/../..}")
-L=$SRC/tests/systemd/lntest-systemd
+L=$SRC/tests/harness/lntest-systemd
 NAME=${NAME_PREFIX:-robust}-$$
 STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 IN=/run/lnrobust        # $WORK as seen inside
@@ -25,7 +25,7 @@ SAN_OPTS_UBSAN="halt_on_error=1:print_stacktrace=1:log_path=$IN/san/ubsan"
 T0=$EPOCHSECONDS
 host_pids=()
 
-. "$SRC/tests/systemd/testlib.sh"
+. "$SRC/tests/harness/testlib.sh"
 # pass/fail from testlib print "ok   - "; the suite's lines are "ok - " / "FAIL - "
 pass() { echo "ok - $*"; }
 check() { # check DESCRIPTION CMD...: CMD's output is kept out of the log

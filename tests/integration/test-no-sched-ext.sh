@@ -13,7 +13,7 @@ if [ -e /sys/kernel/sched_ext ]; then echo "this kernel has sched_ext (/sys/kern
 command -v strace >/dev/null || { echo "strace is not installed"; exit 77; }
 
 T=$(mktemp -d /tmp/latnice-noscx-test.XXXXXX)
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/daemon-lib.sh"
 
 rules <<'R'
 [Process noscx]

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# App= against real scopes in a contained systemd (tests/systemd/lntest-systemd): a process that
+# App= against real scopes in a contained systemd (tests/harness/lntest-systemd): a process that
 # runs in a Flatpak-like scope (app-flatpak-<ID>-<N>.scope) or a Snap-like one (snap.<NAME>.*)
 # gets the value of the rule naming its application ID; one in another app's scope does not;
 # latnicectl explain shows the app.
@@ -13,14 +13,14 @@
 set -uo pipefail
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-L=$HERE/../systemd/lntest-systemd
+L=$HERE/../harness/lntest-systemd
 LATNICED=$(readlink -f "${1:?usage: test-app.sh LATNICED LATNICECTL LNSPAWN}")
 LATNICECTL=$(readlink -f "${2:?}")
 LNSPAWN=$(readlink -f "${3:?}")
 NAME=app-$$
 STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 
-. "$HERE/../systemd/testlib.sh"
+. "$HERE/../harness/testlib.sh"
 
 [[ $EUID == 0 ]] || { echo "SKIP: needs root"; exit 77; }
 read -r BASE SLICE10 < <("$LNSPAWN" base)

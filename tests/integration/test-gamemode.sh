@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The GameMode example end to end, in the contained systemd of tests/systemd (real system bus,
+# The GameMode example end to end, in the contained systemd of tests/harness/ (real system bus,
 # polkitd, systemd-logind, a user manager): the shipped conf/gamemode/50-latnice-gamemode.rules in
 # /etc/polkit-1/rules.d, the shipped org.latnice1 policy and action, and the start= and end=
 # commands read from the shipped conf/gamemode/gamemode.ini, run the way gamemoded runs them: as a
@@ -19,7 +19,7 @@ set -uo pipefail
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SRC=${2:-$(readlink -f "$HERE/../..")}
 BUILD=$(readlink -f "${1:-$SRC/build}")
-L=$SRC/tests/systemd/lntest-systemd
+L=$SRC/tests/harness/lntest-systemd
 NAME=gm-$$
 STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 IN=/run/latnice-gm-test
@@ -30,7 +30,7 @@ UID_G=1541
 UID_H=1542
 UID_N=1543
 
-. "$HERE/../systemd/testlib.sh"
+. "$HERE/../harness/testlib.sh"
 
 exec </dev/null
 [[ $EUID == 0 ]] || { echo "SKIP: needs root (contained systemd)"; exit 77; }

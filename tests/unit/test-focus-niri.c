@@ -2,7 +2,7 @@
 /*
  * The niri event-stream parser (session/focus-niri.c) and the line framing under it
  * (session/focus-lines.c), on a stored event stream and on hostile lines. The stream,
- * tests/session/data/niri-25.11.jsonl, is written after niri-ipc 25.11's types (serde's JSON of
+ * tests/unit/data/niri-25.11.jsonl, is written after niri-ipc 25.11's types (serde's JSON of
  * its Event enum), not captured from a running niri: niri is not packaged for Debian 12. Its
  * .expected file lists the focus changes it must give, one pid a line (0: nobody).
  *
@@ -126,8 +126,8 @@ int main(void) {
         char *stream, *expected, *p, *big;
         int r, lines = 0;
 
-        stream = read_file("tests/session/data/niri-25.11.jsonl", &len);
-        expected = read_file("tests/session/data/niri-25.11.expected", &(size_t) { 0 });
+        stream = read_file("tests/unit/data/niri-25.11.jsonl", &len);
+        expected = read_file("tests/unit/data/niri-25.11.expected", &(size_t) { 0 });
         for (p = strtok(expected, "\n"); p && n_want < 64; p = strtok(NULL, "\n"))
                 want[n_want++] = (pid_t) atoi(p);
         replay_stream(stream, len, want, n_want);

@@ -2,7 +2,7 @@
 /*
  * The Hyprland parsers (session/focus-hyprland.c) and the line framing under them
  * (session/focus-lines.c), on a stored event stream and on hostile input. The stream,
- * tests/session/data/hyprland.events, is written after Hyprland's wiki (IPC page) and the
+ * tests/unit/data/hyprland.events, is written after Hyprland's wiki (IPC page) and the
  * events its source posts, not captured from a running Hyprland: Hyprland is not packaged for
  * Debian 12. Its .expected file lists the window events it must give (focus, open, close and
  * the address, 0 for nothing focused).
@@ -130,8 +130,8 @@ int main(void) {
         char *stream, *expected, *big;
         int r;
 
-        stream = read_file("tests/session/data/hyprland.events", &len);
-        expected = read_file("tests/session/data/hyprland.expected", &(size_t) { 0 });
+        stream = read_file("tests/unit/data/hyprland.events", &len);
+        expected = read_file("tests/unit/data/hyprland.expected", &(size_t) { 0 });
         replay_stream(stream, len, expected);
         free(stream);
         free(expected);

@@ -17,7 +17,7 @@ command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ] || { echo "bpftool is 
 BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 
 T=$(mktemp -d /tmp/latnice-rename-test.XXXXXX)
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/daemon-lib.sh"
 
 cp "$HELPER" "$T/wine64-preloader"
 cp "$HELPER" "$T/lnt-wine"

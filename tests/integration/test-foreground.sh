@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The foreground boost end to end, in the contained systemd of tests/systemd (real system bus,
+# The foreground boost end to end, in the contained systemd of tests/harness/ (real system bus,
 # polkitd, systemd-logind, a user manager): a user logged in with pam_systemd (an active local
 # session, XDG_SESSION_TYPE=x11), Xvfb and i3 in that session, two X clients from two processes,
 # latnice-focus as the shipped user unit, focus moved with xdotool. Checks: the focused client
@@ -19,7 +19,7 @@ set -uo pipefail
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SRC=${2:-$(readlink -f "$HERE/../..")}
 BUILD=$(readlink -f "${1:-$SRC/build}")
-L=$SRC/tests/systemd/lntest-systemd
+L=$SRC/tests/harness/lntest-systemd
 . "$HERE/fg-lib.sh"
 
 exec </dev/null

@@ -7,7 +7,7 @@
 Only the compositor is fake, and only its sockets: Hyprland and niri are not packaged for
 Debian 12, so neither can run here. This script listens where the compositor would
 ($XDG_RUNTIME_DIR/hypr/SIG/.socket2.sock and .socket.sock, then /tmp/hypr/SIG/; $NIRI_SOCKET),
-replays tests/session/data/{hyprland.events,niri-25.11.jsonl} with the windows' pids replaced by
+replays tests/unit/data/{hyprland.events,niri-25.11.jsonl} with the windows' pids replaced by
 those of real processes (sleep), answers Hyprland's j/activewindow requests the way hyprctl
 does, and checks every line latnice-focus prints. What it exercises is the part the parser
 tests cannot: the sockets, lines split across writes, Hyprland's request socket (one request
@@ -221,7 +221,7 @@ def run_hyprland(binary, root, work, clients):
         # made, so the next event waits for the focus the previous one gave. Every third line is
         # written a byte at a time.
         printed, last = [], 0
-        with open(os.path.join(root, "tests/session/data/hyprland.events")) as f:
+        with open(os.path.join(root, "tests/unit/data/hyprland.events")) as f:
             lines = f.read().splitlines()
         for i, line in enumerate(lines):
             hypr.event(conn, line, split=(i % 3 == 0))
@@ -329,9 +329,9 @@ def run_niri(binary, root, work, clients):
     focus = Focus(binary, env)
     try:
         conn = niri_accept(server, "first connection")
-        with open(os.path.join(root, "tests/session/data/niri-25.11.jsonl")) as f:
+        with open(os.path.join(root, "tests/unit/data/niri-25.11.jsonl")) as f:
             lines = [real(l) for l in f.read().splitlines()]
-        with open(os.path.join(root, "tests/session/data/niri-25.11.expected")) as f:
+        with open(os.path.join(root, "tests/unit/data/niri-25.11.expected")) as f:
             expected = [pids.get(int(l), int(l)) for l in f.read().split()]
         # Hostile lines after the first WindowsChanged change nothing (taken, each would move the
         # focus to window 1): an over-long one (5 MiB), broken JSON, a NUL byte. Every second line

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Fuzz target for the rule parser. With -Dfuzz=true it is linked with
- * libFuzzer; otherwise fuzz-main.c replays the corpus in tests/fuzz/corpus
+ * libFuzzer; otherwise fuzz-main.c replays the corpus in tests/unit/fuzz/corpus
  * as part of the unit suite. Every loaded rule must satisfy the loader's
  * invariants, whatever the input, and the indexed matcher must decide as
  * the linear one does.

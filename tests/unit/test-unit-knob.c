@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "unit-knob.h"
-#include "../tests.h"
+#include "tests.h"
 #include "util.h"
 
 static char *read_knob(const char *path) {

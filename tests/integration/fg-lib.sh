@@ -12,7 +12,7 @@ V=lnfgb   # another user, with no session
 UID_U=1531
 UID_V=1532
 
-. "$HERE/../systemd/testlib.sh"
+. "$HERE/../harness/testlib.sh"
 
 # fg_require TOOL...: the shared requirements and the caller's, or exit 77 saying which is missing.
 fg_require() {

@@ -12,7 +12,7 @@ if [ "$(id -u)" -ne 0 ]; then echo "needs root (BPF, sched_setattr on other proc
 if [ ! -e /sys/kernel/btf/vmlinux ]; then echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; fi
 
 T=$(mktemp -d /tmp/latnice-ancestor-test.XXXXXX)
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/daemon-lib.sh"
 # Ends a tree we started, by pid: children first.
 kill_tree() {
         local c

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # [Unit] rules and latniced.service against a real systemd and a real system bus
-# (tests/systemd/lntest-systemd): the installed unit (hardening and all) runs the build tree's
+# (tests/harness/lntest-systemd): the installed unit (hardening and all) runs the build tree's
 # latniced on a rule tree bound into the container at /run/lnroot, and every task of the units
 # is checked in /proc/PID/task/TID/sched (this kernel has no cgroup knob: values go per task as
 # EEVDF slices, the mapping of daemon/sched-map.c). Then latniced without systemd on its bus, on the host.
@@ -14,7 +14,7 @@
 set -uo pipefail
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-L=$HERE/../systemd/lntest-systemd
+L=$HERE/../harness/lntest-systemd
 LATNICED=$(readlink -f "${1:?usage: test-units.sh LATNICED LATNICECTL LATNICED_SERVICE}")
 LATNICECTL=$(readlink -f "${2:?}")
 SERVICE=$(readlink -f "${3:?}")
@@ -23,7 +23,7 @@ NAME=units-$$
 STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 pids_host=()
 
-. "$HERE/../systemd/testlib.sh"
+. "$HERE/../harness/testlib.sh"
 check() { # check DESCRIPTION CMD...
         local what=$1
         shift

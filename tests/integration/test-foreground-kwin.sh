@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The foreground boost end to end on KDE's compositor, in the contained systemd of tests/systemd (real
+# The foreground boost end to end on KDE's compositor, in the contained systemd of tests/harness/ (real
 # system bus, polkitd, systemd-logind, a user manager with its own session bus): a user logged in with
 # pam_systemd (XDG_SESSION_TYPE=wayland), kwin_wayland --virtual in that session with the shipped KWin
 # script in the user's data directory, latnice-focus as the shipped user unit waiting for the script's
@@ -18,7 +18,7 @@ set -uo pipefail
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SRC=${2:-$(readlink -f "$HERE/../..")}
 BUILD=$(readlink -f "${1:-$SRC/build}")
-L=$SRC/tests/systemd/lntest-systemd
+L=$SRC/tests/harness/lntest-systemd
 . "$HERE/fg-lib.sh"
 
 exec </dev/null
