@@ -14,6 +14,14 @@ check() { # check DESCRIPTION CMD...: pass if CMD succeeds (its output hidden)
         if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi
 }
 
+# build_daemon_conf BUILD_DIR: where that build's latniced reads latniced.conf (its --sysconfdir:
+# /etc, or /usr/local/etc for a plain `meson setup`), from its config.h; below --root in the tests.
+build_daemon_conf() {
+        local c
+        c=$(sed -n 's/^#define LATNICE_DAEMON_CONF "\(.*\)"$/\1/p' "$1/config.h" 2>/dev/null)
+        echo "${c:-/etc/latnice/latniced.conf}"
+}
+
 # make_work PREFIX: WORK=a new directory below /tmp, readable by the container's users, removed on exit
 # with the contained systemd (if it was started).
 make_work() {

@@ -33,13 +33,14 @@ fg_require() {
 # fg_prepare: the work directory with the daemon, the rules, latniced.conf and the polkit files.
 fg_prepare() {
         make_work latnice-fg-test
-        mkdir -p "$WORK/bin" "$WORK/root/etc/latnice.d" "$WORK/root/etc/latnice" "$WORK/policy" "$WORK/actions" \
+        DAEMON_CONF=$WORK/root$(build_daemon_conf "$BUILD")
+        mkdir -p "$WORK/bin" "$WORK/root/etc/latnice.d" "${DAEMON_CONF%/*}" "$WORK/policy" "$WORK/actions" \
                 "$WORK/overlay" "$WORK/state" "$WORK/polkit-rules"
         cp "$BUILD/daemon/latniced" "$BUILD/ctl/latnicectl" "$BUILD/session/latnice-focus" "$WORK/bin/"
         # The shipped user unit, run from the work directory.
         sed "s|^ExecStart=.*|ExecStart=$IN/bin/latnice-focus|" "$BUILD/session/latnice-focus.service" \
                 > "$WORK/latnice-focus.service"
-        cat > "$WORK/root/etc/latnice/latniced.conf" <<'EOF2'
+        cat > "$DAEMON_CONF" <<'EOF2'
 [Daemon]
 Profile=none-here
 [Foreground]

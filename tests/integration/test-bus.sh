@@ -350,8 +350,9 @@ check "latniced still active" in_ systemctl is-active -q latniced.service
 # --- a failed SetProfile keeps --no-profile ------------------------------------------------------
 # latniced.conf names a profile; --no-profile says none: a profile that fails to load must not
 # leave the daemon following latniced.conf at the next reload.
-mkdir -p "$WORK/root/etc/latnice"
-printf '[Daemon]\nProfile=loud\n' > "$WORK/root/etc/latnice/latniced.conf"
+DAEMON_CONF=$WORK/root$(build_daemon_conf "$BUILD")
+mkdir -p "${DAEMON_CONF%/*}"
+printf '[Daemon]\nProfile=loud\n' > "$DAEMON_CONF"
 printf '[Process broken]\nComm=x\n' > "$WORK/profiles/broken.conf"   # no LatencyNice=: does not load
 check "restart latniced with --no-profile" in_ sh -c "systemctl stop latniced.service &&
         systemd-run -q --unit=latniced-np -p Type=notify -p BusName=org.latnice1 $LATNICED --root $IN/root \

@@ -54,12 +54,13 @@ echo "# gamemode.ini: end=$END"
 
 make_work latnice-gm-test
 
-mkdir -p "$WORK/bin" "$WORK/root/etc/latnice.d" "$WORK/root/etc/latnice" "$WORK/policy" "$WORK/actions" \
+DAEMON_CONF=$WORK/root$(build_daemon_conf "$BUILD")
+mkdir -p "$WORK/bin" "$WORK/root/etc/latnice.d" "${DAEMON_CONF%/*}" "$WORK/policy" "$WORK/actions" \
         "$WORK/overlay" "$WORK/state" "$WORK/polkit-rules" "$WORK/profiles"
 cp "$BUILD/daemon/latniced" "$BUILD/ctl/latnicectl" "$WORK/bin/"
 cp /bin/sleep "$WORK/bin/wineserver" # gaming has a rule for it (wine-games), desktop none
 cp "$SRC"/conf/profiles/*.conf "$WORK/profiles/"
-cp "$SRC/conf/latniced.conf" "$WORK/root/etc/latnice/latniced.conf"
+cp "$SRC/conf/latniced.conf" "$DAEMON_CONF"
 cp "$SRC/conf/dbus-1/system.d/org.latnice1.conf" "$WORK/policy/"
 cp -a /usr/share/polkit-1/actions/. "$WORK/actions/"
 cp "$SRC/conf/polkit-1/actions/org.latnice1.policy" "$WORK/actions/"
