@@ -9,6 +9,7 @@
 #include "ctl-bus.h"
 #include "ctl-output.h"
 #include "ctl-stats.h"
+#include "ctl-table.h"
 #include "ctl.h"
 #include "latnice/dbus.h"
 #include "sched-ext.h"
@@ -282,11 +283,19 @@ static int run_list(Ctl *ctl) {
         static const DaemonCall list_applied = {
                 LATNICE_BUS_INTERFACE, "ListApplied", "Cannot list applied processes",
         };
+        static const TableColumn columns[] = {
+                { "PID", "pid", TABLE_UINT, 8 },
+                { "COMM", "comm", TABLE_STRING, -15 },
+                { "LATNICE", "latency_nice", TABLE_INT, 7 },
+                { NULL, "rule", TABLE_STRING },
+                { "RULE", "rule_ref", TABLE_STRING },
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
         const char *comm, *rule, *ref;
         uint32_t pid;
         int32_t value;
-        unsigned n = 0;
+        size_t n;
         int r;
 
         r = daemon_call(ctl, 0, &list_applied, NULL, &reply);
@@ -295,30 +304,23 @@ static int run_list(Ctl *ctl) {
         r = sd_bus_message_enter_container(reply, 'a', "(usiss)");
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                putchar('[');
-        else
-                printf("%8s  %-15s  %7s  %s\n", "PID", "COMM", "LATNICE", "RULE");
+        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
         while ((r = sd_bus_message_read(reply, "(usiss)", &pid, &comm, &value, &rule, &ref)) > 0) {
-                if (ctl->json) {
-                        json_sep(n);
-                        putchar('{');
-                        json_kv_int("pid", pid, true);
-                        json_kv_str("comm", comm, false);
-                        json_kv_int("latency_nice", value, false);
-                        json_kv_str("rule", rule, false);
-                        json_kv_str("rule_ref", ref, false);
-                        putchar('}');
-                } else
-                        printf("%8" PRIu32 "  %-15s  %7" PRIi32 "  %s\n", pid, comm, value, ref);
-                n++;
+                table_add_uint(t, pid);
+                table_add_string(t, comm);
+                table_add_int(t, value);
+                table_add_string(t, rule);
+                table_add_string(t, ref);
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                printf("]\n");
-        else
-                printf("\n%u process%s.\n", n, n == 1 ? "" : "es");
+        r = table_print(t);
+        if (r < 0)
+                return ctl_bad_reply(r);
+        n = table_rows(t);
+        table_text(t, "\n%zu process%s.\n", n, n == 1 ? "" : "es");
         return CTL_EXIT_OK;
 }
 
