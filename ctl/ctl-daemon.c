@@ -335,16 +335,30 @@ static const char rules_usage[] =
 
 static int run_rules(Ctl *ctl) {
         static const DaemonCall list_rules = { LATNICE_BUS_INTERFACE, "ListRules", "Cannot list rules" };
+        static const TableColumn columns[] = {
+                { NULL, "kind", TABLE_STRING },
+                { NULL, "name", TABLE_STRING },
+                { NULL, "file", TABLE_STRING },
+                { NULL, "line", TABLE_UINT },
+                { NULL, "latency_nice", TABLE_INT },
+                { NULL, "match", TABLE_STRV },
+                { NULL, "override", TABLE_BOOL },
+                { NULL, "threads", TABLE_STRING },
+                { "", NULL, TABLE_STRING }, /* the rule as people read it, two lines */
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        unsigned n = 0;
+        _cleanup_(table_freep) Table *t = NULL;
+        size_t n;
         int r;
 
         r = daemon_call(ctl, 0, &list_rules, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
+        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+        table_set_header(t, false);
         r = sd_bus_message_enter_container(reply, 'a', "(sssuiasbs)");
-        if (ctl->json)
-                putchar('[');
         while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "sssuiasbs")) > 0) {
                 _cleanup_(strv_freep) char **keys = NULL;
                 _cleanup_(freep) char *joined = NULL;
@@ -362,32 +376,26 @@ static int run_rules(Ctl *ctl) {
                         r = sd_bus_message_exit_container(reply);
                 if (r < 0)
                         break;
-                if (ctl->json) {
-                        json_sep(n);
-                        putchar('{');
-                        json_kv_str("kind", kind, true);
-                        json_kv_str("name", name, false);
-                        json_kv_str("file", file, false);
-                        json_kv_int("line", line, false);
-                        json_kv_int("latency_nice", value, false);
-                        json_kv_strv("match", keys, false);
-                        json_kv_bool("override", override, false);
-                        json_kv_str("threads", threads, false);
-                        putchar('}');
-                } else {
-                        joined = strv_join(keys, " ");
-                        printf("[%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32 "%s%s\n    %s\n", kind, name, file,
-                               line, value, override ? " Override=yes" : "",
-                               strcmp(threads, "all") == 0 ? "" : " Threads=main", joined ?: "");
-                }
-                n++;
+                joined = strv_join(keys, " ");
+                table_add_string(t, kind);
+                table_add_string(t, name);
+                table_add_string(t, file);
+                table_add_uint(t, line);
+                table_add_int(t, value);
+                table_add_strv(t, keys);
+                table_add_bool(t, override);
+                table_add_string(t, threads);
+                table_add_stringf(t, "[%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32 "%s%s\n    %s", kind, name,
+                                  file, line, value, override ? " Override=yes" : "",
+                                  strcmp(threads, "all") == 0 ? "" : " Threads=main", joined ?: "");
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                printf("]\n");
-        else
-                printf("%s%u rule%s.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
+        r = table_print(t);
+        if (r < 0)
+                return ctl_bad_reply(r);
+        n = table_rows(t);
+        table_text(t, "%s%zu rule%s.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
         return CTL_EXIT_OK;
 }
 
@@ -405,7 +413,13 @@ static const char reload_usage[] =
 
 static int run_reload(Ctl *ctl) {
         static const DaemonCall reload = { LATNICE_BUS_INTERFACE, "Reload", "Reload failed", true };
+        static const TableColumn columns[] = {
+                { "", NULL, TABLE_STRING },
+                { NULL, "rules", TABLE_UINT },
+                { NULL, "errors", TABLE_UINT },
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
         uint32_t rules, errors;
         int r;
 
@@ -415,12 +429,15 @@ static int run_reload(Ctl *ctl) {
         r = sd_bus_message_read(reply, "uu", &rules, &errors);
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                printf("{\"rules\":%" PRIu32 ",\"errors\":%" PRIu32 "}\n", rules, errors);
-        else
-                printf("Reloaded: %" PRIu32 " rule%s, %" PRIu32 " error%s%s.\n", rules, rules == 1 ? "" : "s", errors,
-                       errors == 1 ? "" : "s", errors ? " (see 'latnicectl status')" : "");
-        return CTL_EXIT_OK;
+        t = table_new_vertical(columns, ELEMENTSOF(columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+        table_add_stringf(t, "Reloaded: %" PRIu32 " rule%s, %" PRIu32 " error%s%s.", rules, rules == 1 ? "" : "s",
+                          errors, errors == 1 ? "" : "s", errors ? " (see 'latnicectl status')" : "");
+        table_add_uint(t, rules);
+        table_add_uint(t, errors);
+        r = table_print(t);
+        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
 }
 
 const Verb verb_reload = {
@@ -439,48 +456,56 @@ static int run_profile(Ctl *ctl) {
                 LATNICE_BUS_INTERFACE, "SetProfile", "Cannot switch the profile", true,
         };
         static const DaemonCall list_profiles = { LATNICE_BUS_INTERFACE, "ListProfiles", "Cannot list profiles" };
+        static const TableColumn switched[] = {
+                { "", NULL, TABLE_STRING },
+                { NULL, "profile", TABLE_STRING },
+        };
+        static const TableColumn columns[] = {
+                { "", NULL, TABLE_STRING }, /* "*" marks the active one */
+                { "", "name", TABLE_STRING, -16 },
+                { "", "path", TABLE_STRING },
+                { NULL, "active", TABLE_BOOL },
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
         const char *name, *path;
-        unsigned n = 0;
         int active, r;
 
         if (ctl->n_args == 1) {
                 r = daemon_call(ctl, 1, &set_profile, ctl->args[0], NULL);
                 if (r != CTL_EXIT_OK)
                         return r;
-                if (ctl->json) {
-                        putchar('{');
-                        json_kv_str("profile", ctl->args[0], true);
-                        printf("}\n");
-                } else
-                        printf("Switched to profile %s.\n", ctl->args[0]);
-                return CTL_EXIT_OK;
+                t = table_new_vertical(switched, ELEMENTSOF(switched), ctl->json);
+                if (!t)
+                        return ctl_bad_reply(-ENOMEM);
+                table_add_stringf(t, "Switched to profile %s.", ctl->args[0]);
+                table_add_string(t, ctl->args[0]);
+                r = table_print(t);
+                return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
         }
 
         r = daemon_call(ctl, 1, &list_profiles, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
+        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+        table_set_header(t, false);
+        table_set_separator(t, " ");
         r = sd_bus_message_enter_container(reply, 'a', "(ssb)");
-        if (ctl->json)
-                putchar('[');
         while (r >= 0 && (r = sd_bus_message_read(reply, "(ssb)", &name, &path, &active)) > 0) {
-                if (ctl->json) {
-                        json_sep(n);
-                        putchar('{');
-                        json_kv_str("name", name, true);
-                        json_kv_str("path", path, false);
-                        json_kv_bool("active", active, false);
-                        putchar('}');
-                } else
-                        printf("%s %-16s %s\n", active ? "*" : " ", name, path);
-                n++;
+                table_add_string(t, active ? "*" : " ");
+                table_add_string(t, name);
+                table_add_string(t, path);
+                table_add_bool(t, active);
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                printf("]\n");
-        else if (n == 0)
-                printf("No profiles installed.\n");
+        r = table_print(t);
+        if (r < 0)
+                return ctl_bad_reply(r);
+        if (table_rows(t) == 0)
+                table_text(t, "No profiles installed.\n");
         return CTL_EXIT_OK;
 }
 

@@ -213,6 +213,24 @@ int table_add_string(Table *t, const char *s) {
         return table_add(t, TABLE_STRING, wants_json(t) ? json_string(s) : NULL, s);
 }
 
+int table_add_stringf(Table *t, const char *fmt, ...) {
+        _cleanup_(freep) char *s = NULL;
+        va_list ap;
+        int r;
+
+        if (!wants_text(t) && !wants_json(t))
+                return table_add(t, TABLE_STRING, NULL, NULL);
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                s = NULL;
+                if (t->error >= 0)
+                        t->error = -ENOMEM;
+        }
+        return table_add_string(t, s);
+}
+
 int table_add_int(Table *t, int64_t v) {
         char buf[32];
 

@@ -56,6 +56,8 @@ void table_set_separator(Table *t, const char *sep);
  * returned by table_print(), so a verb need not check every cell.
  */
 int table_add_string(Table *t, const char *s);
+/* A string made only where it is printed: the text for a text column, the JSON for a key. */
+int table_add_stringf(Table *t, const char *fmt, ...) _printf_(2, 3);
 int table_add_int(Table *t, int64_t v);
 int table_add_uint(Table *t, uint64_t v);
 int table_add_bool(Table *t, bool v);
