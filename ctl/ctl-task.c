@@ -10,6 +10,7 @@
 
 #include "ctl-bus.h"
 #include "ctl-output.h"
+#include "ctl-table.h"
 #include "ctl.h"
 #include "latnice/dbus.h"
 #include "latnice/uapi.h"
@@ -167,11 +168,19 @@ static const char set_usage[] =
         "that of the first one that failed; the others are still applied.\n";
 
 static int run_set(Ctl *ctl) {
+        static const TableColumn columns[] = {
+                { "", NULL, TABLE_STRING },
+                { NULL, "pid", TABLE_INT },
+                { NULL, "latency_nice", TABLE_INT },
+                { NULL, "threads_applied", TABLE_UINT },
+                { NULL, "threads", TABLE_UINT },
+        };
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(freep) pid_t *pids = NULL;
         _cleanup_(freep) char *why = NULL;
         int32_t ln = ctl->latency_nice;
-        int n_pids = 0, rc = CTL_EXIT_OK, shown = 0;
+        int n_pids = 0, rc = CTL_EXIT_OK, r;
         pid_t agent;
 
         if (ctl_parse_pids(ctl, 0, &pids, &n_pids) < 0)
@@ -182,13 +191,14 @@ static int run_set(Ctl *ctl) {
         if (ctl_bus_connect(&bus, &why) < 0)
                 return ctl_kernel_set(ctl, pids, n_pids);
 
+        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+        table_set_header(t, false);
         agent = ctl_polkit_agent_open();
-        if (ctl->json)
-                putchar('[');
         for (int i = 0; i < n_pids; i++) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 uint32_t applied = 0, threads = 0;
-                int r;
 
                 r = ctl_call_for_pid(bus, "SetLatencyNice", pids[i], &ln, "nothing applied", &reply);
                 if (r == CTL_EXIT_OK) {
@@ -202,18 +212,17 @@ static int run_set(Ctl *ctl) {
                                 rc = r;
                         continue;
                 }
-                if (ctl->json) {
-                        json_sep(shown);
-                        printf("{\"pid\":%d,\"latency_nice\":%d,\"threads_applied\":%" PRIu32 ",\"threads\":%" PRIu32
-                               "}", (int) pids[i], ctl->latency_nice, applied, threads);
-                } else
-                        printf("PID %d: latency nice %d on %" PRIu32 " of %" PRIu32 " thread%s (through latniced).\n",
-                               (int) pids[i], ctl->latency_nice, applied, threads, threads == 1 ? "" : "s");
-                shown++;
+                table_add_stringf(t, "PID %d: latency nice %d on %" PRIu32 " of %" PRIu32 " thread%s (through latniced).",
+                                  (int) pids[i], ctl->latency_nice, applied, threads, threads == 1 ? "" : "s");
+                table_add_int(t, pids[i]);
+                table_add_int(t, ctl->latency_nice);
+                table_add_uint(t, applied);
+                table_add_uint(t, threads);
         }
         ctl_polkit_agent_close(agent);
-        if (ctl->json)
-                printf("]\n");
+        r = table_print(t);
+        if (r < 0)
+                return ctl_bad_reply(r);
         return rc;
 }
 
