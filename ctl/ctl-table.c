@@ -284,14 +284,6 @@ int table_add_json(Table *t, json_object *v) {
         return table_add(t, TABLE_JSON, v, NULL);
 }
 
-json_object *table_steal_json(Table *t) {
-        if (!t->json)
-                return NULL;
-        if (t->cell != 0 && t->error >= 0)
-                t->error = -EINVAL; /* a row half added */
-        return TAKE_PTR(t->rows);
-}
-
 void table_text(const Table *t, const char *fmt, ...) {
         va_list ap;
 
@@ -300,6 +292,24 @@ void table_text(const Table *t, const char *fmt, ...) {
         va_start(ap, fmt);
         vprintf(fmt, ap);
         va_end(ap);
+}
+
+bool table_is_json(const Table *t) {
+        return t->json;
+}
+
+int table_finish(Table *t, json_object **ret) {
+        *ret = NULL;
+        if (t->error >= 0 && t->cell != 0)
+                t->error = -EINVAL; /* a row half added */
+        if (t->error < 0)
+                return t->error;
+        if (!t->json) {
+                print_header(t);
+                return 0;
+        }
+        *ret = TAKE_PTR(t->rows);
+        return *ret ? 0 : -EINVAL;
 }
 
 int table_print(Table *t) {

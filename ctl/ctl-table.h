@@ -66,8 +66,13 @@ int table_add_double(Table *t, double v);
 int table_add_json(Table *t, json_object *v);
 
 size_t table_rows(const Table *t);
-/* The JSON so far, for a cell of another table: the array, or the vertical table's object; NULL in text. */
-json_object *table_steal_json(Table *t);
+bool table_is_json(const Table *t);
+/*
+ * Ends a table that is a cell of another: the text header if no row printed
+ * it, and *ret the JSON (the array, or the vertical table's object) for
+ * table_add_json(); NULL in text.
+ */
+int table_finish(Table *t, json_object **ret);
 /* Text for people only, around the table (a count, "nothing found"): nothing with --json. */
 void table_text(const Table *t, const char *fmt, ...) _printf_(2, 3);
 /* Ends the output: the JSON document and a newline, or the text header if no row printed it. */

@@ -18,14 +18,42 @@
 
 /* ---- get ---------------------------------------------------------------- */
 
-static int get_one_online(Ctl *ctl, sd_bus *bus, pid_t pid, bool first) {
+/* A process in latniced's view: who set its value, and each thread. */
+static const TableColumn get_columns[] = {
+        { "", NULL, TABLE_STRING }, /* the process, as people read it */
+        { NULL, "pid", TABLE_INT },
+        { NULL, "comm", TABLE_STRING },
+        { NULL, "latency_nice", TABLE_INT },
+        { NULL, "set_by", TABLE_STRING },
+        { NULL, "rule", TABLE_STRING },
+        { NULL, "rule_ref", TABLE_STRING },
+        { NULL, "backend", TABLE_STRING },
+        { NULL, "backend_note", TABLE_STRING },
+        { NULL, "start_time", TABLE_UINT },
+        { NULL, "threads", TABLE_JSON },
+};
+
+static const TableColumn thread_columns[] = {
+        { "TID", "tid", TABLE_UINT, 8 },
+        { "COMM", "comm", TABLE_STRING, -15 },
+        { "POLICY", "policy", TABLE_STRING, -8 },
+        { "NICE", "nice", TABLE_INT, 4 },
+        { "LATNICE", NULL, TABLE_STRING, -7 }, /* "-" where the value does not count (realtime) */
+        { NULL, "latency_nice", TABLE_INT },
+        { "SLICE", NULL, TABLE_STRING },
+        { NULL, "slice_ns", TABLE_UINT },
+        { NULL, "realtime", TABLE_BOOL },
+};
+
+static int get_one_online(sd_bus *bus, Table *t, pid_t pid, bool first) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(table_freep) Table *threads = NULL;
         const char *comm, *set_by, *rule, *ref, *backend;
+        json_object *j = NULL;
         uint64_t start_time;
         int32_t value;
-        unsigned n = 0;
         char note[512];
-        int r;
+        int r, k;
 
         r = ctl_call_for_pid(bus, "GetTask", pid, NULL, NULL, &reply);
         if (r != CTL_EXIT_OK)
@@ -36,33 +64,27 @@ static int get_one_online(Ctl *ctl, sd_bus *bus, pid_t pid, bool first) {
         if (r < 0)
                 return ctl_bad_reply(r);
         (void) sched_ext_note(backend, note, sizeof(note));
+        threads = table_new(thread_columns, ELEMENTSOF(thread_columns), table_is_json(t));
+        if (!threads)
+                return ctl_bad_reply(-ENOMEM);
 
-        if (ctl->json) {
-                json_sep(!first);
-                putchar('{');
-                json_kv_int("pid", pid, true);
-                json_kv_str("comm", comm, false);
-                json_kv_int("latency_nice", value, false);
-                json_kv_str("set_by", set_by, false);
-                json_kv_str("rule", rule, false);
-                json_kv_str("rule_ref", ref, false);
-                json_kv_str("backend", backend, false);
-                json_kv_str("backend_note", note, false);
-                json_kv_int("start_time", (long long) start_time, false);
-                json_key("threads", false);
-                putchar('[');
-        } else {
-                printf("%sPID %d (%s): latency nice %" PRIi32 ", ", first ? "" : "\n", (int) pid, comm, value);
-                if (strcmp(set_by, LATNICE_SET_BY_NONE) == 0)
-                        printf("the default; latniced did not set it\n");
-                else if (strcmp(set_by, LATNICE_SET_BY_FOREIGN) == 0)
-                        printf("set by somebody else (not latniced)\n");
-                else
-                        printf("set by latniced: %s\n", ref);
-                if (*note)
-                        printf("Note: %s\n", note);
-                printf("%8s  %-15s  %-8s  %4s  %-7s  %s\n", "TID", "COMM", "POLICY", "NICE", "LATNICE", "SLICE");
-        }
+        table_add_stringf(t, "%sPID %d (%s): latency nice %" PRIi32 ", %s%s%s%s", first ? "" : "\n", (int) pid, comm,
+                          value,
+                          strcmp(set_by, LATNICE_SET_BY_NONE) == 0 ? "the default; latniced did not set it" :
+                          strcmp(set_by, LATNICE_SET_BY_FOREIGN) == 0 ? "set by somebody else (not latniced)" :
+                          "set by latniced: ",
+                          strcmp(set_by, LATNICE_SET_BY_NONE) == 0 || strcmp(set_by, LATNICE_SET_BY_FOREIGN) == 0 ?
+                          "" : ref,
+                          *note ? "\nNote: " : "", note);
+        table_add_int(t, pid);
+        table_add_string(t, comm);
+        table_add_int(t, value);
+        table_add_string(t, set_by);
+        table_add_string(t, rule);
+        table_add_string(t, ref);
+        table_add_string(t, backend);
+        table_add_string(t, note);
+        table_add_uint(t, start_time);
         for (;;) {
                 const char *tcomm, *policy;
                 uint32_t tid;
@@ -74,32 +96,25 @@ static int get_one_online(Ctl *ctl, sd_bus *bus, pid_t pid, bool first) {
                 r = sd_bus_message_read(reply, "(ussiitb)", &tid, &tcomm, &policy, &nice, &ln, &slice, &realtime);
                 if (r <= 0)
                         break;
-                if (ctl->json) {
-                        json_sep(n);
-                        putchar('{');
-                        json_kv_int("tid", tid, true);
-                        json_kv_str("comm", tcomm, false);
-                        json_kv_str("policy", policy, false);
-                        json_kv_int("nice", nice, false);
-                        json_kv_int("latency_nice", ln, false);
-                        json_kv_int("slice_ns", (long long) slice, false);
-                        json_kv_bool("realtime", realtime, false);
-                        putchar('}');
-                } else {
-                        if (!realtime)
-                                snprintf(lnbuf, sizeof(lnbuf), "%" PRIi32, ln);
-                        if (slice > 0 && !realtime)
-                                format_ms(slice, slicebuf, sizeof(slicebuf));
-                        printf("%8" PRIu32 "  %-15s  %-8s  %4" PRIi32 "  %-7s  %s\n", tid, tcomm, policy, nice, lnbuf,
-                               slicebuf);
-                }
-                n++;
+                if (!realtime)
+                        snprintf(lnbuf, sizeof(lnbuf), "%" PRIi32, ln);
+                if (slice > 0 && !realtime)
+                        format_ms(slice, slicebuf, sizeof(slicebuf));
+                table_add_uint(threads, tid);
+                table_add_string(threads, tcomm);
+                table_add_string(threads, policy);
+                table_add_int(threads, nice);
+                table_add_string(threads, lnbuf);
+                table_add_int(threads, ln);
+                table_add_string(threads, slicebuf);
+                table_add_uint(threads, slice);
+                table_add_bool(threads, realtime);
         }
+        k = table_finish(threads, &j);
+        table_add_json(t, j);
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                fputs("]}", stdout);
-        return CTL_EXIT_OK;
+        return k < 0 ? ctl_bad_reply(k) : CTL_EXIT_OK;
 }
 
 static const char get_usage[] =
@@ -117,7 +132,8 @@ static int run_get(Ctl *ctl) {
         _cleanup_(freep) char *why = NULL;
         _cleanup_(freep) pid_t *pids = NULL;
         _cleanup_(ctl_kernel_view_done) KernelView kernel = { .proc_fd = -1 };
-        int n_pids = 0, rc = CTL_EXIT_OK;
+        _cleanup_(table_freep) Table *t = NULL;
+        int n_pids = 0, rc = CTL_EXIT_OK, r;
 
         if (ctl->n_args == 0)
                 return ctl_usage_error(ctl, "Missing PID.");
@@ -125,22 +141,28 @@ static int run_get(Ctl *ctl) {
                 return CTL_EXIT_USAGE;
 
         /* Without latniced, the kernel's view. */
-        if (ctl_bus_connect(&bus, &why) < 0 && ctl_kernel_view_open(ctl, &kernel) < 0)
+        if (ctl_bus_connect(&bus, &why) >= 0) {
+                t = table_new(get_columns, ELEMENTSOF(get_columns), ctl->json);
+                if (t)
+                        table_set_header(t, false);
+        } else
+                t = ctl_kernel_get_table(ctl);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+        if (!bus && ctl_kernel_view_open(t, &kernel) < 0)
                 return CTL_EXIT_FAILURE;
 
-        if (ctl->json)
-                putchar('[');
         for (int i = 0, shown = 0; i < n_pids; i++) {
-                int r = bus ? get_one_online(ctl, bus, pids[i], shown == 0) :
-                              ctl_kernel_get(ctl, &kernel, pids[i], shown == 0);
+                int k = bus ? get_one_online(bus, t, pids[i], shown == 0) : ctl_kernel_get(&kernel, t, pids[i]);
 
-                if (r == CTL_EXIT_OK)
+                if (k == CTL_EXIT_OK)
                         shown++;
                 else if (rc == CTL_EXIT_OK)
-                        rc = r;
+                        rc = k;
         }
-        if (ctl->json)
-                printf("]\n");
+        r = table_print(t);
+        if (r < 0)
+                return ctl_bad_reply(r);
         return rc;
 }
 
