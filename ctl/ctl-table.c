@@ -13,7 +13,7 @@
 struct Table {
         const TableColumn *columns;
         size_t n_columns;
-        bool json, vertical, header, header_done;
+        bool json, vertical, header, header_done, has_text;
         const char *separator;
 
         size_t cell;   /* the column the next cell goes to */
@@ -37,8 +37,10 @@ static Table *table_new_full(const TableColumn *columns, size_t n_columns, bool 
                 .separator = "  ",
         };
         for (size_t i = 0; i < n_columns; i++)
-                if (columns[i].header)
+                if (columns[i].header) {
                         t->last_text = i;
+                        t->has_text = true;
+                }
         if (json) {
                 t->rows = vertical ? json_object_new_object() : json_object_new_array();
                 if (!t->rows)
@@ -79,7 +81,7 @@ size_t table_rows(const Table *t) {
 static void print_header(Table *t) {
         bool first = true;
 
-        if (t->header_done || !t->header || t->vertical)
+        if (t->header_done || !t->header || t->vertical || !t->has_text)
                 return;
         t->header_done = true;
         for (size_t i = 0; i < t->n_columns; i++) {
@@ -96,16 +98,21 @@ static void print_header(Table *t) {
 
 /* A vertical table's line: "   Label: value", its further lines below the value. */
 static void print_field(const TableColumn *c, const char *text) {
-        int indent = abs(c->width) + 2;
+        int indent = c->width < 0 ? -c->width + 1 : c->width + 2;
 
         if (c->width == 0) {
                 printf("%s\n", text);
                 return;
         }
-        if (*c->header)
-                printf("%*s: ", c->width, c->header);
-        else
+        if (!*c->header)
                 printf("%*s", indent, "");
+        else if (c->width > 0)
+                printf("%*s: ", c->width, c->header);
+        else {
+                int pad = indent - (int) strlen(c->header) - 1;
+
+                printf("%s:%*s", c->header, pad > 1 ? pad : 1, "");
+        }
         for (const char *p = text;; p++) {
                 const char *nl = strchr(p, '\n');
 
@@ -270,6 +277,25 @@ int table_add_strv(Table *t, char **l) {
                         t->error = -ENOMEM;
         }
         return table_add(t, TABLE_STRV, a, joined ?: "");
+}
+
+int table_add_dict(Table *t, char **l) {
+        json_object *o = NULL;
+
+        if (wants_json(t)) {
+                o = json_object_new_object();
+                for (char **i = l; o && i && i[0] && i[1]; i += 2) {
+                        _cleanup_(freep) char *k = utf8_escape_invalid(i[0], false);
+                        json_object *v = json_string(i[1]);
+
+                        if (!k || !v || json_object_object_add(o, k, v) < 0) {
+                                json_object_put(v);
+                                json_object_put(o);
+                                o = NULL; /* table_add() says out of memory */
+                        }
+                }
+        }
+        return table_add(t, TABLE_DICT, o, NULL);
 }
 
 int table_add_double(Table *t, double v) {

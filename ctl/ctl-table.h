@@ -25,6 +25,7 @@ typedef enum TableType {
         TABLE_UINT,   /* uint64_t */
         TABLE_BOOL,
         TABLE_STRV,   /* char **: an array; text joins it with spaces */
+        TABLE_DICT,   /* char **: key, value, key, value...: an object; JSON only */
         TABLE_DOUBLE, /* with the column's decimals, in JSON too */
         TABLE_JSON,   /* json_object *, taken (NULL: null); JSON only */
 } TableType;
@@ -33,7 +34,8 @@ typedef struct TableColumn {
         const char *header; /* the text header (vertical: the label; "" none); NULL: not in the text */
         const char *key;    /* the JSON key; NULL: not in the JSON */
         TableType type;
-        int width;          /* at least |width| wide, < 0 left-aligned, as %*s; vertical: the label's, 0 no label */
+        int width;          /* at least |width| wide, < 0 left-aligned, as %*s; vertical: the label's
+                             * ("%*s: " or, < 0, "label:" and blanks to |width| + 1), 0: the value alone */
         int decimals;       /* TABLE_DOUBLE: the digits after the point, as "%.*f" */
 } TableColumn;
 
@@ -62,6 +64,7 @@ int table_add_int(Table *t, int64_t v);
 int table_add_uint(Table *t, uint64_t v);
 int table_add_bool(Table *t, bool v);
 int table_add_strv(Table *t, char **l);
+int table_add_dict(Table *t, char **l);
 int table_add_double(Table *t, double v);
 int table_add_json(Table *t, json_object *v);
 

@@ -7,6 +7,7 @@
  */
 
 #include <inttypes.h>
+#include <stdarg.h>
 
 #include "ctl-bus.h"
 #include "ctl-output.h"
@@ -264,27 +265,35 @@ static int read_rule(sd_bus_message *m, BusRule *r) {
         return sd_bus_message_read(m, "(sssui)", &r->kind, &r->name, &r->file, &r->line, &r->value);
 }
 
-static void print_bus_rule(const BusRule *r) {
-        printf("[%s %s] %s:%" PRIu32, r->kind, r->name, r->file, r->line);
+static const TableColumn rule_columns[] = {
+        { NULL, "kind", TABLE_STRING },
+        { NULL, "name", TABLE_STRING },
+        { NULL, "file", TABLE_STRING },
+        { NULL, "line", TABLE_UINT },
+        { NULL, "latency_nice", TABLE_INT },
+};
+
+static void add_rule(Table *t, const BusRule *r) {
+        table_add_string(t, r->kind);
+        table_add_string(t, r->name);
+        table_add_string(t, r->file);
+        table_add_uint(t, r->line);
+        table_add_int(t, r->value);
 }
 
-static void json_rule(const BusRule *r) {
-        putchar('{');
-        json_kv_str("kind", r->kind, true);
-        json_kv_str("name", r->name, false);
-        json_kv_str("file", r->file, false);
-        json_kv_int("line", r->line, false);
-        json_kv_int("latency_nice", r->value, false);
-        putchar('}');
-}
+/* A rule as JSON (null where none matched), for a cell; NULL in text. */
+static json_object *rule_json(const Table *t, const BusRule *r) {
+        _cleanup_(table_freep) Table *v = NULL;
+        json_object *j = NULL;
 
-/* "key":{rule}, or "key":null where no rule matched. */
-static void json_kv_rule(const char *key, const BusRule *r) {
-        json_key(key, false);
-        if (isempty(r->kind))
-                fputs("null", stdout);
-        else
-                json_rule(r);
+        if (!table_is_json(t) || isempty(r->kind))
+                return NULL;
+        v = table_new_vertical(rule_columns, ELEMENTSOF(rule_columns), true);
+        if (!v)
+                return NULL;
+        add_rule(v, r);
+        (void) table_finish(v, &j);
+        return j;
 }
 
 static const char *dict_get(char **dict, const char *key) {
@@ -294,8 +303,68 @@ static const char *dict_get(char **dict, const char *key) {
         return "";
 }
 
+/* *s with more text after it. */
+static int append(char **s, const char *fmt, ...) {
+        _cleanup_(freep) char *more = NULL;
+        char *n;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&more, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        if (asprintf(&n, "%s%s", *s ?: "", more) < 0)
+                return -ENOMEM;
+        free(*s);
+        *s = n;
+        return 0;
+}
+
+/* dict's value for key, or dflt where it is empty. */
+static const char *dict_or(char **dict, const char *key, const char *dflt) {
+        const char *v = dict_get(dict, key);
+
+        return *v ? v : dflt;
+}
+
+/* latniced's answer: the text in its order, the JSON in its own; NULL text: no line. */
+static const TableColumn explain_columns[] = {
+        { "", NULL, TABLE_STRING },              /* a note on kernel threads */
+        { NULL, "task", TABLE_DICT },
+        { "", NULL, TABLE_STRING },              /* "Process PID" */
+        { "  comm", NULL, TABLE_STRING, -10 },
+        { "  exe", NULL, TABLE_STRING, -10 },
+        { "  cmdline", NULL, TABLE_STRING, -10 },
+        { "  parent", NULL, TABLE_STRING, -10 },
+        { "  app", NULL, TABLE_STRING, -10 },
+        { "  ancestors", NULL, TABLE_STRING, -10 },
+        { "  user", NULL, TABLE_STRING, -10 },
+        { "  group", NULL, TABLE_STRING, -10 },
+        { "  cgroup", NULL, TABLE_STRING, -10 },
+        { "", NULL, TABLE_STRING },              /* a blank line */
+        { NULL, "how", TABLE_STRING },
+        { "", NULL, TABLE_STRING },              /* "Matched:  ..." and why */
+        { NULL, "rule", TABLE_JSON },
+        { NULL, "because", TABLE_STRV },
+        { "Now", NULL, TABLE_STRING, -9 },
+        { "", NULL, TABLE_STRING },              /* a "Shadowed: ..." line for each */
+        { NULL, "shadowed", TABLE_JSON },
+        { "Unit", NULL, TABLE_STRING, -9 },
+        { NULL, "unit_rule", TABLE_JSON },
+        { "Unit of the process", NULL, TABLE_STRING, -1 },
+        { "Note", NULL, TABLE_STRING, -9 },
+        { NULL, "backend_note", TABLE_STRING },
+        { NULL, "source", TABLE_STRING },
+        { "", NULL, TABLE_STRING },
+};
+
 static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(table_freep) Table *t = NULL, *shadowed_t = NULL;
+        _cleanup_(freep) char *shadowed_text = NULL, *because_text = NULL;
+        json_object *j = NULL;
         _cleanup_(strv_freep) char **task = NULL, **because = NULL;
         BusRule rule = {}, unit_rule = {}, shadowed[64];
         size_t n_shadowed = 0;
@@ -346,79 +415,71 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
                 backend = NULL;
         (void) sched_ext_note(backend, note, sizeof(note));
 
-        if (ctl->json) {
-                putchar('{');
-                json_key("task", true);
-                putchar('{');
-                for (char **i = task; i && i[0] && i[1]; i += 2)
-                        json_kv_str(i[0], i[1], i == task);
-                putchar('}');
-                json_kv_str("how", how, false);
-                json_kv_rule("rule", &rule);
-                json_kv_strv("because", because, false);
-                json_key("shadowed", false);
-                putchar('[');
-                for (size_t i = 0; i < n_shadowed; i++) {
-                        json_sep(i);
-                        json_rule(&shadowed[i]);
-                }
-                putchar(']');
-                json_kv_rule("unit_rule", &unit_rule);
-                json_kv_str("backend_note", note, false);
-                json_kv_str("source", "latniced", false);
-                printf("}\n");
-                return CTL_EXIT_OK;
+        t = table_new_vertical(explain_columns, ELEMENTSOF(explain_columns), ctl->json);
+        shadowed_t = table_new(rule_columns, ELEMENTSOF(rule_columns), ctl->json);
+        if (!t || !shadowed_t)
+                return ctl_bad_reply(-ENOMEM);
+        for (size_t i = 0; i < n_shadowed; i++) {
+                add_rule(shadowed_t, &shadowed[i]);
+                r = append(&shadowed_text, "%sShadowed: [%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
+                               " (an earlier rule wins)", i ? "\n" : "", shadowed[i].kind, shadowed[i].name,
+                               shadowed[i].file, shadowed[i].line, shadowed[i].value);
+                if (r < 0)
+                        return ctl_bad_reply(r);
         }
+        because_text = strv_join(because, " ");
 
         if (strcmp(how, "kernel-thread") == 0)
-                printf("Note: %d is a kernel thread; latniced never changes kernel threads.\n", (int) pid);
-        printf("Process %s\n", dict_get(task, "pid"));
-        printf("  comm:    %s\n", *dict_get(task, "comm") ? dict_get(task, "comm") : "-");
-        printf("  exe:     %s\n", *dict_get(task, "exe") ? dict_get(task, "exe") : "-");
-        printf("  cmdline: %s\n", *dict_get(task, "cmdline") ? dict_get(task, "cmdline") : "-");
-        printf("  parent:  %s\n", *dict_get(task, "parent") ? dict_get(task, "parent") : "-");
-        if (*dict_get(task, "app"))
-                printf("  app:     %s\n", dict_get(task, "app"));
-        if (*dict_get(task, "ancestors"))
-                printf("  ancestors: %s\n", dict_get(task, "ancestors"));
-        printf("  user:    %s (%s)\n", *dict_get(task, "user") ? dict_get(task, "user") : "?", dict_get(task, "uid"));
-        printf("  group:   %s (%s)\n", *dict_get(task, "group") ? dict_get(task, "group") : "?",
-               dict_get(task, "gid"));
-        printf("  cgroup:  %s\n\n", *dict_get(task, "cgroup") ? dict_get(task, "cgroup") : "-");
-
-        if (!isempty(rule.kind)) {
-                printf("Matched:  ");
-                print_bus_rule(&rule);
-                if (strcmp(how, "unit") == 0)
-                        printf(" -> LatencyNice=%" PRIi32 ", through the unit the process runs in\n", rule.value);
-                else {
-                        _cleanup_(freep) char *j = strv_join(because, " ");
-
-                        printf(" -> LatencyNice=%" PRIi32 "\n", rule.value);
-                        printf("  because %s all matched\n", j ?: "");
-                }
-        } else
-                printf("Matched:  no rule; latniced leaves this process alone\n");
-        if (strcmp(how, "foreground") == 0)
-                printf("Now:      the foreground boost ([Foreground] in latniced.conf): its window has focus; "
-                       "when focus moves on it gets back the value above (or its own)\n");
-        for (size_t i = 0; i < n_shadowed; i++) {
-                printf("Shadowed: ");
-                print_bus_rule(&shadowed[i]);
-                printf(" -> LatencyNice=%" PRIi32 " (an earlier rule wins)\n", shadowed[i].value);
-        }
-        if (!isempty(unit_rule.kind)) {
-                printf("Unit:     ");
-                print_bus_rule(&unit_rule);
-                printf(" -> LatencyNice=%" PRIi32 " for the unit; the process rule decides this process\n",
-                       unit_rule.value);
-        }
-        if (*dict_get(task, "unit"))
-                printf("Unit of the process: %s\n", dict_get(task, "unit"));
-        if (*note)
-                printf("Note:     %s\n", note);
-        printf("(the rules latniced is running; --root=/ explains with the files on disk)\n");
-        return CTL_EXIT_OK;
+                table_add_stringf(t, "Note: %d is a kernel thread; latniced never changes kernel threads.", (int) pid);
+        else
+                table_add_string(t, NULL);
+        table_add_dict(t, task);
+        table_add_stringf(t, "Process %s", dict_get(task, "pid"));
+        table_add_string(t, dict_or(task, "comm", "-"));
+        table_add_string(t, dict_or(task, "exe", "-"));
+        table_add_string(t, dict_or(task, "cmdline", "-"));
+        table_add_string(t, dict_or(task, "parent", "-"));
+        table_add_string(t, dict_or(task, "app", NULL));
+        table_add_string(t, dict_or(task, "ancestors", NULL));
+        table_add_stringf(t, "%s (%s)", dict_or(task, "user", "?"), dict_get(task, "uid"));
+        table_add_stringf(t, "%s (%s)", dict_or(task, "group", "?"), dict_get(task, "gid"));
+        table_add_string(t, dict_or(task, "cgroup", "-"));
+        table_add_string(t, "");
+        table_add_string(t, how);
+        if (isempty(rule.kind))
+                table_add_string(t, "Matched:  no rule; latniced leaves this process alone");
+        else if (strcmp(how, "unit") == 0)
+                table_add_stringf(t, "Matched:  [%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
+                                  ", through the unit the process runs in", rule.kind, rule.name, rule.file,
+                                  rule.line, rule.value);
+        else
+                table_add_stringf(t, "Matched:  [%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32 "\n"
+                                  "  because %s all matched", rule.kind, rule.name, rule.file, rule.line,
+                                  rule.value, because_text ?: "");
+        table_add_json(t, rule_json(t, &rule));
+        table_add_strv(t, because);
+        table_add_string(t, strcmp(how, "foreground") == 0 ?
+                         "the foreground boost ([Foreground] in latniced.conf): its window has focus; when focus "
+                         "moves on it gets back the value above (or its own)" : NULL);
+        r = table_finish(shadowed_t, &j);
+        if (r < 0)
+                return ctl_bad_reply(r);
+        table_add_string(t, shadowed_text);
+        table_add_json(t, TAKE_PTR(j));
+        if (isempty(unit_rule.kind))
+                table_add_string(t, NULL);
+        else
+                table_add_stringf(t, "[%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
+                                  " for the unit; the process rule decides this process", unit_rule.kind,
+                                  unit_rule.name, unit_rule.file, unit_rule.line, unit_rule.value);
+        table_add_json(t, rule_json(t, &unit_rule));
+        table_add_string(t, dict_or(task, "unit", NULL));
+        table_add_string(t, *note ? note : NULL);
+        table_add_string(t, note);
+        table_add_string(t, "latniced");
+        table_add_string(t, "(the rules latniced is running; --root=/ explains with the files on disk)");
+        r = table_print(t);
+        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
 }
 
 static const char explain_usage[] =
