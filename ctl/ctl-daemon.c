@@ -169,6 +169,48 @@ static int daemon_call(Ctl *ctl, int max_args, const DaemonCall *c, const char *
         return r;
 }
 
+/* The text in its order and the JSON in its own; a NULL text is no line. */
+static const TableColumn status_columns[] = {
+        { "", NULL, TABLE_STRING },
+        { NULL, "version", TABLE_STRING },
+        { "Backend", NULL, TABLE_STRING, 12 },
+        { NULL, "backend", TABLE_STRING },
+        { NULL, "backend_reason", TABLE_STRING },
+        { "Note", NULL, TABLE_STRING, 12 },
+        { NULL, "backend_note", TABLE_STRING },
+        { NULL, "default_slice_ns", TABLE_UINT },
+        { "Event source", NULL, TABLE_STRING, 12 },
+        { NULL, "event_source", TABLE_STRING },
+        { NULL, "event_source_reason", TABLE_STRING },
+        { "Prefilter", NULL, TABLE_STRING, 12 },
+        { "Profile", NULL, TABLE_STRING, 12 },
+        { NULL, "profile", TABLE_STRING },
+        { NULL, "profile_path", TABLE_STRING },
+        { "Rules", NULL, TABLE_STRING, 12 },
+        { NULL, "rules", TABLE_UINT },
+        { NULL, "rule_files", TABLE_STRV },
+        { NULL, "rule_errors", TABLE_STRV },
+        { "Foreground", NULL, TABLE_STRING, 12 },
+        { "Applied", NULL, TABLE_STRING, 12 },
+        { NULL, "applied_processes", TABLE_UINT },
+        { NULL, "tasks_applied", TABLE_UINT },
+        { NULL, "apply_errors", TABLE_UINT },
+        { "Events", NULL, TABLE_STRING, 12 },
+        { NULL, "events_seen", TABLE_UINT },
+        { NULL, "events_lost", TABLE_UINT },
+        { NULL, "rescans", TABLE_UINT },
+        { NULL, "reloads", TABLE_UINT },
+        { NULL, "applied_signals_suppressed", TABLE_UINT },
+        { NULL, "cmdline_truncated", TABLE_UINT },
+        { NULL, "prefilter", TABLE_STRING },
+        { NULL, "prefilter_memory", TABLE_UINT },
+        { NULL, "foreground", TABLE_STRING },
+        { "Statistics", NULL, TABLE_STRING, 12 },
+        { NULL, "last_stats", TABLE_JSON },
+        { "Cmdline=", NULL, TABLE_STRING, 12 },
+        { "", NULL, TABLE_STRING }, /* the rule errors */
+};
+
 static const char status_usage[] =
         "latnicectl status [--json]\n\n"
         "Show what latniced is doing: the kernel backend and why, the event\n"
@@ -181,6 +223,8 @@ static int run_status(Ctl *ctl) {
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(status_done) Status s = {};
+        _cleanup_(table_freep) Table *t = NULL;
+        _cleanup_(freep) char *files = NULL, *errors = NULL, *stats = NULL;
         char slice[32] = "", note[512];
         int r;
 
@@ -193,78 +237,79 @@ static int run_status(Ctl *ctl) {
                 return CTL_EXIT_FAILURE;
         }
         (void) sched_ext_note(s.backend, note, sizeof(note));
-
-        if (ctl->json) {
-                putchar('{');
-                json_kv_str("version", s.version, true);
-                json_kv_str("backend", s.backend, false);
-                json_kv_str("backend_reason", s.backend_reason, false);
-                json_kv_str("backend_note", note, false);
-                json_kv_int("default_slice_ns", (long long) s.default_slice, false);
-                json_kv_str("event_source", s.event_source, false);
-                json_kv_str("event_source_reason", s.event_source_reason, false);
-                json_kv_str("profile", s.profile, false);
-                json_kv_str("profile_path", s.profile_path, false);
-                json_kv_int("rules", s.rules, false);
-                json_kv_strv("rule_files", s.rule_files, false);
-                json_kv_strv("rule_errors", s.rule_errors, false);
-                json_kv_int("applied_processes", s.applied_processes, false);
-                json_kv_int("tasks_applied", (long long) s.tasks_applied, false);
-                json_kv_int("apply_errors", (long long) s.apply_errors, false);
-                json_kv_int("events_seen", (long long) s.events_seen, false);
-                json_kv_int("events_lost", (long long) s.events_lost, false);
-                json_kv_int("rescans", (long long) s.rescans, false);
-                json_kv_int("reloads", (long long) s.reloads, false);
-                json_kv_int("applied_signals_suppressed", (long long) s.suppressed, false);
-                json_kv_int("cmdline_truncated", (long long) s.cmdline_truncated, false);
-                json_kv_str("prefilter", s.prefilter, false);
-                json_kv_int("prefilter_memory", (long long) s.prefilter_memory, false);
-                json_kv_str("foreground", s.foreground ?: "", false);
-                ctl_stats_status_json(&s.last_stats);
-                printf("}\n");
-                return CTL_EXIT_OK;
-        }
-
         if (s.default_slice > 0) {
                 strcpy(slice, ", default slice ");
                 format_ms(s.default_slice, slice + strlen(slice), sizeof(slice) - strlen(slice));
         }
-        printf("latniced %s on %s\n", s.version ?: "?", LATNICE_BUS_NAME);
-        printf("     Backend: %s%s\n", s.backend ?: "?", slice);
-        /* While a BPF scheduler runs the tasks, the reason is that sentence. */
-        if (*note)
-                printf("        Note: %s\n", note);
-        else
-                printf("              %s\n", s.backend_reason ?: "");
-        printf("Event source: %s: %s\n", s.event_source ?: "?", s.event_source_reason ?: "");
-        if (s.prefilter)
-                printf("   Prefilter: %s; %" PRIu64 " kB of kernel memory\n", s.prefilter,
-                       s.prefilter_memory / 1024);
-        printf("     Profile: %s%s%s%s\n", isempty(s.profile) ? "none" : s.profile,
-               isempty(s.profile_path) ? "" : " (", s.profile_path ?: "", isempty(s.profile_path) ? "" : ")");
-        printf("       Rules: %" PRIu32 " from %zu file%s, %zu error%s\n", s.rules, strv_length(s.rule_files),
-               strv_length(s.rule_files) == 1 ? "" : "s", strv_length(s.rule_errors),
-               strv_length(s.rule_errors) == 1 ? "" : "s");
         for (char **f = s.rule_files; f && *f; f++)
-                printf("              %s\n", *f);
-        if (s.foreground)
-                printf("  Foreground: %s\n", s.foreground);
-        printf("     Applied: %" PRIu32 " process%s now; %" PRIu64 " thread values set, %" PRIu64
-               " error%s\n", s.applied_processes, s.applied_processes == 1 ? "" : "es", s.tasks_applied,
-               s.apply_errors, s.apply_errors == 1 ? "" : "s");
-        printf("      Events: %" PRIu64 " seen, %" PRIu64 " lost; %" PRIu64 " rescans, %" PRIu64 " reloads\n",
-               s.events_seen, s.events_lost, s.rescans, s.reloads);
-        ctl_stats_status(&s.last_stats);
+                if (strextendf(&files, "\n%s", *f) < 0)
+                        return ctl_bad_reply(-ENOMEM);
+        for (char **e = s.rule_errors; e && *e; e++)
+                if (strextendf(&errors, "\n  %s", *e) < 0)
+                        return ctl_bad_reply(-ENOMEM);
+        stats = ctl_stats_status_text(&s.last_stats);
+        t = table_new_vertical(status_columns, ELEMENTSOF(status_columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+
+        table_add_stringf(t, "latniced %s on %s", s.version ?: "?", LATNICE_BUS_NAME);
+        table_add_string(t, s.version);
+        /* While a BPF scheduler runs the tasks, the reason is that sentence. */
+        table_add_stringf(t, "%s%s%s%s", s.backend ?: "?", slice, *note ? "" : "\n", *note ? "" : s.backend_reason ?: "");
+        table_add_string(t, s.backend);
+        table_add_string(t, s.backend_reason);
+        table_add_string(t, *note ? note : NULL);
+        table_add_string(t, note);
+        table_add_uint(t, s.default_slice);
+        table_add_stringf(t, "%s: %s", s.event_source ?: "?", s.event_source_reason ?: "");
+        table_add_string(t, s.event_source);
+        table_add_string(t, s.event_source_reason);
+        if (s.prefilter)
+                table_add_stringf(t, "%s; %" PRIu64 " kB of kernel memory", s.prefilter, s.prefilter_memory / 1024);
+        else
+                table_add_string(t, NULL);
+        table_add_stringf(t, "%s%s%s%s", isempty(s.profile) ? "none" : s.profile, isempty(s.profile_path) ? "" : " (",
+                          s.profile_path ?: "", isempty(s.profile_path) ? "" : ")");
+        table_add_string(t, s.profile);
+        table_add_string(t, s.profile_path);
+        table_add_stringf(t, "%" PRIu32 " from %zu file%s, %zu error%s%s", s.rules, strv_length(s.rule_files),
+                          strv_length(s.rule_files) == 1 ? "" : "s", strv_length(s.rule_errors),
+                          strv_length(s.rule_errors) == 1 ? "" : "s", files ?: "");
+        table_add_uint(t, s.rules);
+        table_add_strv(t, s.rule_files);
+        table_add_strv(t, s.rule_errors);
+        table_add_string(t, s.foreground);
+        table_add_stringf(t, "%" PRIu32 " process%s now; %" PRIu64 " thread values set, %" PRIu64 " error%s",
+                          s.applied_processes, s.applied_processes == 1 ? "" : "es", s.tasks_applied, s.apply_errors,
+                          s.apply_errors == 1 ? "" : "s");
+        table_add_uint(t, s.applied_processes);
+        table_add_uint(t, s.tasks_applied);
+        table_add_uint(t, s.apply_errors);
+        table_add_stringf(t, "%" PRIu64 " seen, %" PRIu64 " lost; %" PRIu64 " rescans, %" PRIu64 " reloads",
+                          s.events_seen, s.events_lost, s.rescans, s.reloads);
+        table_add_uint(t, s.events_seen);
+        table_add_uint(t, s.events_lost);
+        table_add_uint(t, s.rescans);
+        table_add_uint(t, s.reloads);
+        table_add_uint(t, s.suppressed);
+        table_add_uint(t, s.cmdline_truncated);
+        table_add_string(t, s.prefilter);
+        table_add_uint(t, s.prefilter_memory);
+        table_add_string(t, s.foreground);
+        table_add_string(t, stats);
+        table_add_json(t, ctl_stats_status_json(&s.last_stats, ctl->json));
         if (s.cmdline_truncated > 0)
-                printf("    Cmdline=: %" PRIu64 " exec%s seen with a cut command line (the process was gone "
-                       "before the rest could be read): Cmdline= rules did not see every word\n",
-                       s.cmdline_truncated, s.cmdline_truncated == 1 ? "" : "s");
-        if (s.rule_errors) {
-                printf("\nRule errors (these rules were skipped):\n");
-                for (char **e = s.rule_errors; *e; e++)
-                        printf("  %s\n", *e);
-        }
-        return CTL_EXIT_OK;
+                table_add_stringf(t, "%" PRIu64 " exec%s seen with a cut command line (the process was gone before the "
+                                  "rest could be read): Cmdline= rules did not see every word", s.cmdline_truncated,
+                                  s.cmdline_truncated == 1 ? "" : "s");
+        else
+                table_add_string(t, NULL);
+        if (errors)
+                table_add_stringf(t, "\nRule errors (these rules were skipped):%s", errors);
+        else
+                table_add_string(t, NULL);
+        r = table_print(t);
+        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
 }
 
 const Verb verb_status = {

@@ -409,24 +409,29 @@ const Verb verb_stats = {
         stats_usage,
 };
 
-void ctl_stats_status(const CtlStats *s) {
+char *ctl_stats_status_text(const CtlStats *s) {
         const CtlStatsClass *other = NULL;
-        char p99[24], o99[24];
+        char p99[24], o99[24], *buf = NULL;
         struct timespec now;
         uint64_t ago;
+        size_t size;
+        FILE *f;
 
         if (s->finished_usec == 0)
-                return;
+                return NULL;
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
         for (size_t i = 0; i < s->n_classes; i++)
                 if (s->classes[i].flags & LATNICE_STATS_F_OTHER)
                         other = &s->classes[i];
         (void) clock_gettime(CLOCK_REALTIME, &now);
         ago = ((uint64_t) now.tv_sec * 1000000 + (uint64_t) now.tv_nsec / 1000 - s->finished_usec) / 1000000;
         format_us(other ? stats_percentile(&other->hist, 99) : 0, o99, sizeof(o99));
-        printf("  Statistics: %.1f s, %" PRIu64 " s ago (latnicectl stats): p99 wakeup latency, everything else "
-               "%s\n", (double) s->duration_usec / 1e6, ago, o99);
+        fprintf(f, "%.1f s, %" PRIu64 " s ago (latnicectl stats): p99 wakeup latency, everything else %s",
+                (double) s->duration_usec / 1e6, ago, o99);
         if (!isempty(s->note))
-                printf("              %s\n", s->note);
+                fprintf(f, "\n%s", s->note);
         for (size_t i = 0; i < s->n_classes; i++) {
                 const CtlStatsClass *c = &s->classes[i];
                 char title[128];
@@ -434,33 +439,51 @@ void ctl_stats_status(const CtlStats *s) {
                 if (c->flags & LATNICE_STATS_F_OTHER)
                         continue;
                 format_us(stats_percentile(&c->hist, 99), p99, sizeof(p99));
-                printf("              %s: p99 %s against %s (%" PRIu64 " wakeups)\n",
-                       class_title(c, title, sizeof(title)), (uint64_t) c->hist.wakeups ? p99 : "-", o99, (uint64_t) c->hist.wakeups);
+                fprintf(f, "\n%s: p99 %s against %s (%" PRIu64 " wakeups)", class_title(c, title, sizeof(title)),
+                        (uint64_t) c->hist.wakeups ? p99 : "-", o99, (uint64_t) c->hist.wakeups);
         }
+        if (fclose(f) != 0)
+                return mfree(buf);
+        return buf;
 }
 
-void ctl_stats_status_json(const CtlStats *s) {
-        json_key("last_stats", false);
-        if (s->finished_usec == 0) {
-                printf("null");
-                return;
-        }
-        putchar('{');
-        json_kv_int("finished_usec", (long long) s->finished_usec, true);
-        json_kv_int("duration_usec", (long long) s->duration_usec, false);
-        json_kv_str("note", s->note, false);
-        json_key("classes", false);
-        putchar('[');
+json_object *ctl_stats_status_json(const CtlStats *s, bool json) {
+        static const TableColumn columns[] = {
+                { NULL, "finished_usec", TABLE_UINT },
+                { NULL, "duration_usec", TABLE_UINT },
+                { NULL, "note", TABLE_STRING },
+                { NULL, "classes", TABLE_JSON },
+        };
+        static const TableColumn last_class_columns[] = {
+                { NULL, "rule", TABLE_STRING },
+                { NULL, "comparison", TABLE_BOOL },
+                { NULL, "wakeups", TABLE_UINT },
+                { NULL, "p99_us", TABLE_DOUBLE, 0, 1 },
+        };
+        _cleanup_(table_freep) Table *t = NULL, *classes = NULL;
+        json_object *j = NULL;
+
+        if (!json || s->finished_usec == 0)
+                return NULL;
+        t = table_new_vertical(columns, ELEMENTSOF(columns), true);
+        classes = table_new(last_class_columns, ELEMENTSOF(last_class_columns), true);
+        if (!t || !classes)
+                return NULL;
+        table_add_uint(t, s->finished_usec);
+        table_add_uint(t, s->duration_usec);
+        table_add_string(t, s->note);
         for (size_t i = 0; i < s->n_classes; i++) {
                 const CtlStatsClass *c = &s->classes[i];
 
-                json_sep(i);
-                putchar('{');
-                json_kv_str("rule", c->flags & (LATNICE_STATS_F_OTHER | LATNICE_STATS_F_MORE_RULES) ? "" : c->name,
-                            true);
-                json_kv_bool("comparison", c->flags & LATNICE_STATS_F_OTHER, false);
-                json_kv_int("wakeups", (long long) c->hist.wakeups, false);
-                printf(",\"p99_us\":%.1f}", stats_percentile(&c->hist, 99));
+                table_add_string(classes, c->flags & (LATNICE_STATS_F_OTHER | LATNICE_STATS_F_MORE_RULES) ? "" : c->name);
+                table_add_bool(classes, c->flags & LATNICE_STATS_F_OTHER);
+                table_add_uint(classes, c->hist.wakeups);
+                table_add_double(classes, stats_percentile(&c->hist, 99));
         }
-        printf("]}");
+        if (table_finish(classes, &j) < 0)
+                return NULL;
+        table_add_json(t, j);
+        if (table_finish(t, &j) < 0)
+                return NULL;
+        return j;
 }

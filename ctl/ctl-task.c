@@ -7,7 +7,6 @@
  */
 
 #include <inttypes.h>
-#include <stdarg.h>
 
 #include "ctl-bus.h"
 #include "ctl-output.h"
@@ -303,25 +302,6 @@ static const char *dict_get(char **dict, const char *key) {
         return "";
 }
 
-/* *s with more text after it. */
-static int append(char **s, const char *fmt, ...) {
-        _cleanup_(freep) char *more = NULL;
-        char *n;
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&more, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-        if (asprintf(&n, "%s%s", *s ?: "", more) < 0)
-                return -ENOMEM;
-        free(*s);
-        *s = n;
-        return 0;
-}
-
 /* dict's value for key, or dflt where it is empty. */
 static const char *dict_or(char **dict, const char *key, const char *dflt) {
         const char *v = dict_get(dict, key);
@@ -421,7 +401,7 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
                 return ctl_bad_reply(-ENOMEM);
         for (size_t i = 0; i < n_shadowed; i++) {
                 add_rule(shadowed_t, &shadowed[i]);
-                r = append(&shadowed_text, "%sShadowed: [%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
+                r = strextendf(&shadowed_text, "%sShadowed: [%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
                                " (an earlier rule wins)", i ? "\n" : "", shadowed[i].kind, shadowed[i].name,
                                shadowed[i].file, shadowed[i].line, shadowed[i].value);
                 if (r < 0)
