@@ -145,17 +145,15 @@ typedef struct DaemonCall {
 } DaemonCall;
 
 /*
- * What each verb here is, but for its output: no more than max_args
- * arguments, and one call with arg (NULL: none). CTL_EXIT_OK and the reply,
- * which outlives the connection; or it said why not and returns the status.
+ * What each verb here is, but for its output: one call with arg (NULL:
+ * none). CTL_EXIT_OK and the reply, which outlives the connection; or it
+ * said why not and returns the status.
  */
-static int daemon_call(Ctl *ctl, int max_args, const DaemonCall *c, const char *arg, sd_bus_message **ret_reply) {
+static int daemon_call(const DaemonCall *c, const char *arg, sd_bus_message **ret_reply) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         pid_t agent = 0;
         int r;
 
-        if (ctl->n_args > max_args)
-                return ctl_usage_error(ctl, "Unexpected argument '%s'.", ctl->args[max_args]);
         r = ctl_bus_connect_or_fail(&bus);
         if (r != CTL_EXIT_OK)
                 return r;
@@ -228,7 +226,7 @@ static int run_status(Ctl *ctl) {
         char slice[32] = "", note[512];
         int r;
 
-        r = daemon_call(ctl, 0, &get_all, LATNICE_BUS_INTERFACE, &reply);
+        r = daemon_call(&get_all, LATNICE_BUS_INTERFACE, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = status_parse(reply, &s);
@@ -314,6 +312,7 @@ static int run_status(Ctl *ctl) {
 
 const Verb verb_status = {
         "status", run_status, "show what latniced does: backend, events, profile, errors", status_usage,
+        .min_args = 0, .max_args = 0,
 };
 
 /* ---- list, rules -------------------------------------------------------- */
@@ -343,7 +342,7 @@ static int run_list(Ctl *ctl) {
         size_t n;
         int r;
 
-        r = daemon_call(ctl, 0, &list_applied, NULL, &reply);
+        r = daemon_call(&list_applied, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_enter_container(reply, 'a', "(usiss)");
@@ -371,6 +370,7 @@ static int run_list(Ctl *ctl) {
 
 const Verb verb_list = {
         "list", run_list, "list the processes latniced gave a value", list_usage,
+        .min_args = 0, .max_args = 0,
 };
 
 static const char rules_usage[] =
@@ -396,7 +396,7 @@ static int run_rules(Ctl *ctl) {
         size_t n;
         int r;
 
-        r = daemon_call(ctl, 0, &list_rules, NULL, &reply);
+        r = daemon_call(&list_rules, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         t = table_new(columns, ELEMENTSOF(columns), ctl->json);
@@ -446,6 +446,7 @@ static int run_rules(Ctl *ctl) {
 
 const Verb verb_rules = {
         "rules", run_rules, "list the rules latniced is running", rules_usage,
+        .min_args = 0, .max_args = 0,
 };
 
 /* ---- reload, profile ---------------------------------------------------- */
@@ -468,7 +469,7 @@ static int run_reload(Ctl *ctl) {
         uint32_t rules, errors;
         int r;
 
-        r = daemon_call(ctl, 0, &reload, NULL, &reply);
+        r = daemon_call(&reload, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_read(reply, "uu", &rules, &errors);
@@ -487,6 +488,7 @@ static int run_reload(Ctl *ctl) {
 
 const Verb verb_reload = {
         "reload", run_reload, "make latniced reload its rules", reload_usage,
+        .min_args = 0, .max_args = 0,
 };
 
 static const char profile_usage[] =
@@ -517,7 +519,7 @@ static int run_profile(Ctl *ctl) {
         int active, r;
 
         if (ctl->n_args == 1) {
-                r = daemon_call(ctl, 1, &set_profile, ctl->args[0], NULL);
+                r = daemon_call(&set_profile, ctl->args[0], NULL);
                 if (r != CTL_EXIT_OK)
                         return r;
                 t = table_new_vertical(switched, ELEMENTSOF(switched), ctl->json);
@@ -529,7 +531,7 @@ static int run_profile(Ctl *ctl) {
                 return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
         }
 
-        r = daemon_call(ctl, 1, &list_profiles, NULL, &reply);
+        r = daemon_call(&list_profiles, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         t = table_new(columns, ELEMENTSOF(columns), ctl->json);
@@ -556,4 +558,5 @@ static int run_profile(Ctl *ctl) {
 
 const Verb verb_profile = {
         "profile", run_profile, "list profiles, or switch latniced to one", profile_usage,
+        .min_args = 0, .max_args = 1,
 };

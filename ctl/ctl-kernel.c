@@ -59,9 +59,6 @@ static int run_run(Ctl *ctl) {
         int ln = ctl->latency_nice, r, daemon;
         SchedProbe p;
 
-        if (!ctl->have_latency_nice || ctl->n_args == 0)
-                return ctl_usage_error(ctl, "%s", !ctl->have_latency_nice ? "Missing -l N." : "Missing COMMAND.");
-
         r = probe_or_fail(&p);
         if (r < 0)
                 return CTL_EXIT_UNSUPPORTED;
@@ -107,6 +104,7 @@ exec:
 
 const Verb verb_run = {
         "run", run_run, "run a command with a latency nice value", run_usage,
+        .min_args = 1, .max_args = VERB_ANY, .missing = "Missing COMMAND.", .needs_latency_nice = true,
 };
 
 /* A thread as the kernel sees it; for people, a range where a slice means more than one value. */

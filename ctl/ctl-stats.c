@@ -360,8 +360,6 @@ static int run_stats(Ctl *ctl) {
         pid_t agent;
         int r;
 
-        if (ctl->n_args > 0)
-                return ctl_usage_error(ctl, "Unexpected argument '%s'.", ctl->args[0]);
         if (ctl->for_arg) {
                 r = parse_duration(ctl->for_arg, &seconds);
                 if (r == -ERANGE)
@@ -407,6 +405,7 @@ static int run_stats(Ctl *ctl) {
 const Verb verb_stats = {
         "stats", run_stats, "measure what the scheduler does for each rule: wakeup latency, preemptions",
         stats_usage,
+        .min_args = 0, .max_args = 0,
 };
 
 char *ctl_stats_status_text(const CtlStats *s) {

@@ -135,8 +135,6 @@ static int run_get(Ctl *ctl) {
         _cleanup_(table_freep) Table *t = NULL;
         int n_pids = 0, rc = CTL_EXIT_OK, r;
 
-        if (ctl->n_args == 0)
-                return ctl_usage_error(ctl, "Missing PID.");
         if (ctl_parse_pids(ctl, 0, &pids, &n_pids) < 0)
                 return CTL_EXIT_USAGE;
 
@@ -168,6 +166,7 @@ static int run_get(Ctl *ctl) {
 
 const Verb verb_get = {
         "get", run_get, "show the latency nice of every thread of processes", get_usage,
+        .min_args = 1, .max_args = VERB_ANY, .missing = "Missing PID.",
 };
 
 /* ---- set ---------------------------------------------------------------- */
@@ -207,6 +206,7 @@ static int run_set(Ctl *ctl) {
 
         if (ctl_parse_pids(ctl, 0, &pids, &n_pids) < 0)
                 return CTL_EXIT_USAGE;
+        /* Not the verb table's to count: the PIDs of -p count too, and a bad one is said first. */
         if (!ctl->have_latency_nice || n_pids == 0)
                 return ctl_usage_error(ctl, "%s", !ctl->have_latency_nice ? "Missing -l N." : "Missing PID.");
 
@@ -250,6 +250,7 @@ static int run_set(Ctl *ctl) {
 
 const Verb verb_set = {
         "set", run_set, "set latency nice on every thread of running processes", set_usage,
+        .min_args = 0, .max_args = VERB_ANY,
 };
 
 /* ---- explain ------------------------------------------------------------ */
@@ -511,6 +512,7 @@ static int run_explain(Ctl *ctl) {
 
 const Verb verb_explain = {
         "explain", run_explain, "show which rule applies to a process and why", explain_usage,
+        .min_args = 0, .max_args = 1,
 };
 
 /* ---- run ---------------------------------------------------------------- */

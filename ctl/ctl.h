@@ -43,11 +43,17 @@ typedef struct Ctl {
         int n_args;
 } Ctl;
 
+/* A verb's arguments, as systemd's dispatch_verb() counts them: latnicectl.c checks them before run(). */
+#define VERB_ANY (-1)
+
 struct Verb {
         const char *name;
         int (*run)(Ctl *ctl);
         const char *summary;
-        const char *usage; /* the synopsis lines, a blank line, the description */
+        const char *usage;     /* the synopsis lines, a blank line, the description */
+        int min_args, max_args; /* what follows the verb, options taken out; max VERB_ANY: no limit */
+        const char *missing;    /* the message when fewer than min_args are given */
+        bool needs_latency_nice; /* -l N, said before a missing argument */
 };
 
 extern const Verb verb_check, verb_cat_config, verb_explain, verb_run, verb_get, verb_set, verb_status, verb_list,
