@@ -41,102 +41,47 @@ static void status_done(Status *s) {
         ctl_stats_done(&s->last_stats);
 }
 
-/* The reply of Properties.GetAll; unknown properties (a newer daemon) are skipped. */
-static int status_parse(sd_bus_message *reply, Status *s) {
-        static const struct {
-                const char *name;
-                const char *sig;
-                size_t offset;
-        } map[] = {
-                { "Version", "s", offsetof(Status, version) },
-                { "Backend", "s", offsetof(Status, backend) },
-                { "BackendReason", "s", offsetof(Status, backend_reason) },
-                { "EventSource", "s", offsetof(Status, event_source) },
-                { "EventSourceReason", "s", offsetof(Status, event_source_reason) },
-                { "Profile", "s", offsetof(Status, profile) },
-                { "ProfilePath", "s", offsetof(Status, profile_path) },
-                { "RuleFiles", "as", offsetof(Status, rule_files) },
-                { "RuleErrors", "as", offsetof(Status, rule_errors) },
-                { "Rules", "u", offsetof(Status, rules) },
-                { "AppliedProcesses", "u", offsetof(Status, applied_processes) },
-                { "TasksApplied", "t", offsetof(Status, tasks_applied) },
-                { "ApplyErrors", "t", offsetof(Status, apply_errors) },
-                { "EventsSeen", "t", offsetof(Status, events_seen) },
-                { "EventsLost", "t", offsetof(Status, events_lost) },
-                { "Rescans", "t", offsetof(Status, rescans) },
-                { "Reloads", "t", offsetof(Status, reloads) },
-                { "DefaultSliceNSec", "t", offsetof(Status, default_slice) },
-                { "AppliedSignalsSuppressed", "t", offsetof(Status, suppressed) },
-                { "CmdlineTruncated", "t", offsetof(Status, cmdline_truncated) },
-                { "Prefilter", "s", offsetof(Status, prefilter) },
-                { "PrefilterMemory", "t", offsetof(Status, prefilter_memory) },
-                { "Foreground", "s", offsetof(Status, foreground) },
-        };
+/* LastStats: a struct of what CollectStats returns. */
+static int read_last_stats(sd_bus_message *m, void *field) {
+        CtlStats *stats = field;
         int r;
 
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        ctl_stats_done(stats);
+        r = sd_bus_message_enter_container(m, 'r', "ttssta(suuttttat)");
         if (r < 0)
                 return r;
-        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                const char *name;
-                size_t i;
-
-                r = sd_bus_message_read(reply, "s", &name);
-                if (r < 0)
-                        return r;
-                if (strcmp(name, "LastStats") == 0 &&
-                    sd_bus_message_enter_container(reply, 'v', "(ttssta(suuttttat))") > 0) {
-                        ctl_stats_done(&s->last_stats);
-                        r = sd_bus_message_enter_container(reply, 'r', "ttssta(suuttttat)");
-                        if (r >= 0)
-                                r = ctl_stats_read(reply, &s->last_stats);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                for (i = 0; i < ELEMENTSOF(map); i++)
-                        if (strcmp(map[i].name, name) == 0)
-                                break;
-                if (i == ELEMENTSOF(map) || sd_bus_message_enter_container(reply, 'v', map[i].sig) <= 0) {
-                        r = sd_bus_message_skip(reply, "v"); /* newer daemon, or another type */
-                        if (r < 0)
-                                return r;
-                } else {
-                        void *p = (uint8_t *) s + map[i].offset;
-                        const char *str;
-
-                        switch (map[i].sig[0]) {
-                        case 's':
-                                r = sd_bus_message_read(reply, "s", &str);
-                                if (r >= 0) {
-                                        free(*(char **) p);
-                                        *(char **) p = strdup(str);
-                                }
-                                break;
-                        case 'a':
-                                r = sd_bus_message_read_strv(reply, (char ***) p);
-                                break;
-                        default:
-                                r = sd_bus_message_read_basic(reply, map[i].sig[0], p);
-                        }
-                        if (r < 0)
-                                return r;
-                        r = sd_bus_message_exit_container(reply);
-                        if (r < 0)
-                                return r;
-                }
-                r = sd_bus_message_exit_container(reply);
-                if (r < 0)
-                        return r;
-        }
-        return r;
+        r = ctl_stats_read(m, stats);
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
 }
+
+static const CtlProperty status_properties[] = {
+        { "Version", "s", NULL, offsetof(Status, version) },
+        { "Backend", "s", NULL, offsetof(Status, backend) },
+        { "BackendReason", "s", NULL, offsetof(Status, backend_reason) },
+        { "EventSource", "s", NULL, offsetof(Status, event_source) },
+        { "EventSourceReason", "s", NULL, offsetof(Status, event_source_reason) },
+        { "Profile", "s", NULL, offsetof(Status, profile) },
+        { "ProfilePath", "s", NULL, offsetof(Status, profile_path) },
+        { "RuleFiles", "as", NULL, offsetof(Status, rule_files) },
+        { "RuleErrors", "as", NULL, offsetof(Status, rule_errors) },
+        { "Rules", "u", NULL, offsetof(Status, rules) },
+        { "AppliedProcesses", "u", NULL, offsetof(Status, applied_processes) },
+        { "TasksApplied", "t", NULL, offsetof(Status, tasks_applied) },
+        { "ApplyErrors", "t", NULL, offsetof(Status, apply_errors) },
+        { "EventsSeen", "t", NULL, offsetof(Status, events_seen) },
+        { "EventsLost", "t", NULL, offsetof(Status, events_lost) },
+        { "Rescans", "t", NULL, offsetof(Status, rescans) },
+        { "Reloads", "t", NULL, offsetof(Status, reloads) },
+        { "DefaultSliceNSec", "t", NULL, offsetof(Status, default_slice) },
+        { "AppliedSignalsSuppressed", "t", NULL, offsetof(Status, suppressed) },
+        { "CmdlineTruncated", "t", NULL, offsetof(Status, cmdline_truncated) },
+        { "Prefilter", "s", NULL, offsetof(Status, prefilter) },
+        { "PrefilterMemory", "t", NULL, offsetof(Status, prefilter_memory) },
+        { "Foreground", "s", NULL, offsetof(Status, foreground) },
+        { "LastStats", "(ttssta(suuttttat))", read_last_stats, offsetof(Status, last_stats) },
+};
 
 typedef struct DaemonCall {
         const char *interface, *method;
@@ -229,7 +174,7 @@ static int run_status(Ctl *ctl) {
         r = daemon_call(&get_all, LATNICE_BUS_INTERFACE, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
-        r = status_parse(reply, &s);
+        r = ctl_bus_read_properties(reply, status_properties, ELEMENTSOF(status_properties), &s);
         if (r < 0) {
                 fprintf(stderr, "%s: %s\n", get_all.what, strerror(-r));
                 return CTL_EXIT_FAILURE;
