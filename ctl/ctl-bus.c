@@ -155,6 +155,67 @@ int ctl_call_for_pid(sd_bus *bus, const char *method, pid_t pid, const int32_t *
         return call_failed(msg, &error, r);
 }
 
+/* One property's value, the variant entered. */
+static int read_property(sd_bus_message *m, const CtlProperty *p, void *field) {
+        const char *str;
+        char *copy;
+        int r;
+
+        if (p->read)
+                return p->read(m, field);
+        switch (p->signature[0]) {
+        case 's':
+                r = sd_bus_message_read(m, "s", &str);
+                if (r < 0)
+                        return r;
+                copy = strdup(str);
+                if (!copy)
+                        return -ENOMEM;
+                free(*(char **) field);
+                *(char **) field = copy;
+                return 0;
+        case 'a':
+                return sd_bus_message_read_strv(m, (char ***) field);
+        default:
+                return sd_bus_message_read_basic(m, p->signature[0], field);
+        }
+}
+
+int ctl_bus_read_properties(sd_bus_message *reply, const CtlProperty *map, size_t n, void *userdata) {
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                const char *name;
+                size_t i;
+
+                r = sd_bus_message_read(reply, "s", &name);
+                if (r < 0)
+                        return r;
+                for (i = 0; i < n; i++)
+                        if (strcmp(map[i].name, name) == 0)
+                                break;
+                if (i == n || sd_bus_message_enter_container(reply, 'v', map[i].signature) <= 0) {
+                        r = sd_bus_message_skip(reply, "v"); /* newer daemon, or another type */
+                        if (r < 0)
+                                return r;
+                } else {
+                        r = read_property(reply, &map[i], (uint8_t *) userdata + map[i].offset);
+                        if (r < 0)
+                                return r;
+                        r = sd_bus_message_exit_container(reply);
+                        if (r < 0)
+                                return r;
+                }
+                r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return r;
+        }
+        return r;
+}
+
 int ctl_bad_reply(int r) {
         fprintf(stderr, "Bad reply: %s\n", strerror(-r));
         return CTL_EXIT_FAILURE;

@@ -42,5 +42,23 @@ int ctl_call(sd_bus *bus, const char *interface, const char *method, const char 
              const char *types, ...);
 int ctl_call_for_pid(sd_bus *bus, const char *method, pid_t pid, const int32_t *value, const char *what,
                      sd_bus_message **reply);
+/*
+ * A property of latniced and where it goes: a field at offset of the
+ * caller's struct, read as its basic type (char * for "s", char ** for
+ * "as") or, for a container, by read.
+ */
+typedef struct CtlProperty {
+        const char *name;
+        const char *signature;
+        int (*read)(sd_bus_message *m, void *field);
+        size_t offset;
+} CtlProperty;
+
+/*
+ * The reply of Properties.GetAll into the fields of userdata. Properties
+ * not in map (a newer latniced) or of another type are skipped.
+ */
+int ctl_bus_read_properties(sd_bus_message *reply, const CtlProperty *map, size_t n, void *userdata);
+
 /* A reply that does not read as documented: says so, CTL_EXIT_FAILURE. */
 int ctl_bad_reply(int r);

@@ -135,6 +135,7 @@ static int run_check(Ctl *ctl) {
 
 const Verb verb_check = {
         "check", run_check, "validate rule files, print file:line errors", check_usage,
+        .min_args = 0, .max_args = VERB_ANY,
 };
 
 static const char cat_config_usage[] =
@@ -147,8 +148,6 @@ static int run_cat_config(Ctl *ctl) {
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         int r;
 
-        if (ctl->n_args > 0)
-                return ctl_usage_error(ctl, "cat-config takes no arguments.");
         r = ctl_load_rules(ctl, &s);
         if (r < 0) {
                 fprintf(stderr, "Failed to load rules: %s\n", strerror(-r));
@@ -194,6 +193,7 @@ static int run_cat_config(Ctl *ctl) {
 
 const Verb verb_cat_config = {
         "cat-config", run_cat_config, "show the effective rule files in order", cat_config_usage,
+        .min_args = 0, .max_args = 0,
 };
 
 static void print_rule_ref(const Rule *r) {

@@ -9,6 +9,7 @@
 #include "ctl-bus.h"
 #include "ctl-output.h"
 #include "ctl-stats.h"
+#include "ctl-table.h"
 #include "ctl.h"
 #include "latnice/dbus.h"
 #include "sched-ext.h"
@@ -40,102 +41,47 @@ static void status_done(Status *s) {
         ctl_stats_done(&s->last_stats);
 }
 
-/* The reply of Properties.GetAll; unknown properties (a newer daemon) are skipped. */
-static int status_parse(sd_bus_message *reply, Status *s) {
-        static const struct {
-                const char *name;
-                const char *sig;
-                size_t offset;
-        } map[] = {
-                { "Version", "s", offsetof(Status, version) },
-                { "Backend", "s", offsetof(Status, backend) },
-                { "BackendReason", "s", offsetof(Status, backend_reason) },
-                { "EventSource", "s", offsetof(Status, event_source) },
-                { "EventSourceReason", "s", offsetof(Status, event_source_reason) },
-                { "Profile", "s", offsetof(Status, profile) },
-                { "ProfilePath", "s", offsetof(Status, profile_path) },
-                { "RuleFiles", "as", offsetof(Status, rule_files) },
-                { "RuleErrors", "as", offsetof(Status, rule_errors) },
-                { "Rules", "u", offsetof(Status, rules) },
-                { "AppliedProcesses", "u", offsetof(Status, applied_processes) },
-                { "TasksApplied", "t", offsetof(Status, tasks_applied) },
-                { "ApplyErrors", "t", offsetof(Status, apply_errors) },
-                { "EventsSeen", "t", offsetof(Status, events_seen) },
-                { "EventsLost", "t", offsetof(Status, events_lost) },
-                { "Rescans", "t", offsetof(Status, rescans) },
-                { "Reloads", "t", offsetof(Status, reloads) },
-                { "DefaultSliceNSec", "t", offsetof(Status, default_slice) },
-                { "AppliedSignalsSuppressed", "t", offsetof(Status, suppressed) },
-                { "CmdlineTruncated", "t", offsetof(Status, cmdline_truncated) },
-                { "Prefilter", "s", offsetof(Status, prefilter) },
-                { "PrefilterMemory", "t", offsetof(Status, prefilter_memory) },
-                { "Foreground", "s", offsetof(Status, foreground) },
-        };
+/* LastStats: a struct of what CollectStats returns. */
+static int read_last_stats(sd_bus_message *m, void *field) {
+        CtlStats *stats = field;
         int r;
 
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        ctl_stats_done(stats);
+        r = sd_bus_message_enter_container(m, 'r', "ttssta(suuttttat)");
         if (r < 0)
                 return r;
-        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                const char *name;
-                size_t i;
-
-                r = sd_bus_message_read(reply, "s", &name);
-                if (r < 0)
-                        return r;
-                if (strcmp(name, "LastStats") == 0 &&
-                    sd_bus_message_enter_container(reply, 'v', "(ttssta(suuttttat))") > 0) {
-                        ctl_stats_done(&s->last_stats);
-                        r = sd_bus_message_enter_container(reply, 'r', "ttssta(suuttttat)");
-                        if (r >= 0)
-                                r = ctl_stats_read(reply, &s->last_stats);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                        if (r >= 0)
-                                r = sd_bus_message_exit_container(reply);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                for (i = 0; i < ELEMENTSOF(map); i++)
-                        if (strcmp(map[i].name, name) == 0)
-                                break;
-                if (i == ELEMENTSOF(map) || sd_bus_message_enter_container(reply, 'v', map[i].sig) <= 0) {
-                        r = sd_bus_message_skip(reply, "v"); /* newer daemon, or another type */
-                        if (r < 0)
-                                return r;
-                } else {
-                        void *p = (uint8_t *) s + map[i].offset;
-                        const char *str;
-
-                        switch (map[i].sig[0]) {
-                        case 's':
-                                r = sd_bus_message_read(reply, "s", &str);
-                                if (r >= 0) {
-                                        free(*(char **) p);
-                                        *(char **) p = strdup(str);
-                                }
-                                break;
-                        case 'a':
-                                r = sd_bus_message_read_strv(reply, (char ***) p);
-                                break;
-                        default:
-                                r = sd_bus_message_read_basic(reply, map[i].sig[0], p);
-                        }
-                        if (r < 0)
-                                return r;
-                        r = sd_bus_message_exit_container(reply);
-                        if (r < 0)
-                                return r;
-                }
-                r = sd_bus_message_exit_container(reply);
-                if (r < 0)
-                        return r;
-        }
-        return r;
+        r = ctl_stats_read(m, stats);
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
 }
+
+static const CtlProperty status_properties[] = {
+        { "Version", "s", NULL, offsetof(Status, version) },
+        { "Backend", "s", NULL, offsetof(Status, backend) },
+        { "BackendReason", "s", NULL, offsetof(Status, backend_reason) },
+        { "EventSource", "s", NULL, offsetof(Status, event_source) },
+        { "EventSourceReason", "s", NULL, offsetof(Status, event_source_reason) },
+        { "Profile", "s", NULL, offsetof(Status, profile) },
+        { "ProfilePath", "s", NULL, offsetof(Status, profile_path) },
+        { "RuleFiles", "as", NULL, offsetof(Status, rule_files) },
+        { "RuleErrors", "as", NULL, offsetof(Status, rule_errors) },
+        { "Rules", "u", NULL, offsetof(Status, rules) },
+        { "AppliedProcesses", "u", NULL, offsetof(Status, applied_processes) },
+        { "TasksApplied", "t", NULL, offsetof(Status, tasks_applied) },
+        { "ApplyErrors", "t", NULL, offsetof(Status, apply_errors) },
+        { "EventsSeen", "t", NULL, offsetof(Status, events_seen) },
+        { "EventsLost", "t", NULL, offsetof(Status, events_lost) },
+        { "Rescans", "t", NULL, offsetof(Status, rescans) },
+        { "Reloads", "t", NULL, offsetof(Status, reloads) },
+        { "DefaultSliceNSec", "t", NULL, offsetof(Status, default_slice) },
+        { "AppliedSignalsSuppressed", "t", NULL, offsetof(Status, suppressed) },
+        { "CmdlineTruncated", "t", NULL, offsetof(Status, cmdline_truncated) },
+        { "Prefilter", "s", NULL, offsetof(Status, prefilter) },
+        { "PrefilterMemory", "t", NULL, offsetof(Status, prefilter_memory) },
+        { "Foreground", "s", NULL, offsetof(Status, foreground) },
+        { "LastStats", "(ttssta(suuttttat))", read_last_stats, offsetof(Status, last_stats) },
+};
 
 typedef struct DaemonCall {
         const char *interface, *method;
@@ -144,17 +90,15 @@ typedef struct DaemonCall {
 } DaemonCall;
 
 /*
- * What each verb here is, but for its output: no more than max_args
- * arguments, and one call with arg (NULL: none). CTL_EXIT_OK and the reply,
- * which outlives the connection; or it said why not and returns the status.
+ * What each verb here is, but for its output: one call with arg (NULL:
+ * none). CTL_EXIT_OK and the reply, which outlives the connection; or it
+ * said why not and returns the status.
  */
-static int daemon_call(Ctl *ctl, int max_args, const DaemonCall *c, const char *arg, sd_bus_message **ret_reply) {
+static int daemon_call(const DaemonCall *c, const char *arg, sd_bus_message **ret_reply) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         pid_t agent = 0;
         int r;
 
-        if (ctl->n_args > max_args)
-                return ctl_usage_error(ctl, "Unexpected argument '%s'.", ctl->args[max_args]);
         r = ctl_bus_connect_or_fail(&bus);
         if (r != CTL_EXIT_OK)
                 return r;
@@ -168,6 +112,48 @@ static int daemon_call(Ctl *ctl, int max_args, const DaemonCall *c, const char *
         return r;
 }
 
+/* The text in its order and the JSON in its own; a NULL text is no line. */
+static const TableColumn status_columns[] = {
+        { "", NULL, TABLE_STRING },
+        { NULL, "version", TABLE_STRING },
+        { "Backend", NULL, TABLE_STRING, 12 },
+        { NULL, "backend", TABLE_STRING },
+        { NULL, "backend_reason", TABLE_STRING },
+        { "Note", NULL, TABLE_STRING, 12 },
+        { NULL, "backend_note", TABLE_STRING },
+        { NULL, "default_slice_ns", TABLE_UINT },
+        { "Event source", NULL, TABLE_STRING, 12 },
+        { NULL, "event_source", TABLE_STRING },
+        { NULL, "event_source_reason", TABLE_STRING },
+        { "Prefilter", NULL, TABLE_STRING, 12 },
+        { "Profile", NULL, TABLE_STRING, 12 },
+        { NULL, "profile", TABLE_STRING },
+        { NULL, "profile_path", TABLE_STRING },
+        { "Rules", NULL, TABLE_STRING, 12 },
+        { NULL, "rules", TABLE_UINT },
+        { NULL, "rule_files", TABLE_STRV },
+        { NULL, "rule_errors", TABLE_STRV },
+        { "Foreground", NULL, TABLE_STRING, 12 },
+        { "Applied", NULL, TABLE_STRING, 12 },
+        { NULL, "applied_processes", TABLE_UINT },
+        { NULL, "tasks_applied", TABLE_UINT },
+        { NULL, "apply_errors", TABLE_UINT },
+        { "Events", NULL, TABLE_STRING, 12 },
+        { NULL, "events_seen", TABLE_UINT },
+        { NULL, "events_lost", TABLE_UINT },
+        { NULL, "rescans", TABLE_UINT },
+        { NULL, "reloads", TABLE_UINT },
+        { NULL, "applied_signals_suppressed", TABLE_UINT },
+        { NULL, "cmdline_truncated", TABLE_UINT },
+        { NULL, "prefilter", TABLE_STRING },
+        { NULL, "prefilter_memory", TABLE_UINT },
+        { NULL, "foreground", TABLE_STRING },
+        { "Statistics", NULL, TABLE_STRING, 12 },
+        { NULL, "last_stats", TABLE_JSON },
+        { "Cmdline=", NULL, TABLE_STRING, 12 },
+        { "", NULL, TABLE_STRING }, /* the rule errors */
+};
+
 static const char status_usage[] =
         "latnicectl status [--json]\n\n"
         "Show what latniced is doing: the kernel backend and why, the event\n"
@@ -180,94 +166,98 @@ static int run_status(Ctl *ctl) {
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(status_done) Status s = {};
+        _cleanup_(table_freep) Table *t = NULL;
+        _cleanup_(freep) char *files = NULL, *errors = NULL, *stats = NULL;
         char slice[32] = "", note[512];
         int r;
 
-        r = daemon_call(ctl, 0, &get_all, LATNICE_BUS_INTERFACE, &reply);
+        r = daemon_call(&get_all, LATNICE_BUS_INTERFACE, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
-        r = status_parse(reply, &s);
+        r = ctl_bus_read_properties(reply, status_properties, ELEMENTSOF(status_properties), &s);
         if (r < 0) {
                 fprintf(stderr, "%s: %s\n", get_all.what, strerror(-r));
                 return CTL_EXIT_FAILURE;
         }
         (void) sched_ext_note(s.backend, note, sizeof(note));
-
-        if (ctl->json) {
-                putchar('{');
-                json_kv_str("version", s.version, true);
-                json_kv_str("backend", s.backend, false);
-                json_kv_str("backend_reason", s.backend_reason, false);
-                json_kv_str("backend_note", note, false);
-                json_kv_int("default_slice_ns", (long long) s.default_slice, false);
-                json_kv_str("event_source", s.event_source, false);
-                json_kv_str("event_source_reason", s.event_source_reason, false);
-                json_kv_str("profile", s.profile, false);
-                json_kv_str("profile_path", s.profile_path, false);
-                json_kv_int("rules", s.rules, false);
-                json_kv_strv("rule_files", s.rule_files, false);
-                json_kv_strv("rule_errors", s.rule_errors, false);
-                json_kv_int("applied_processes", s.applied_processes, false);
-                json_kv_int("tasks_applied", (long long) s.tasks_applied, false);
-                json_kv_int("apply_errors", (long long) s.apply_errors, false);
-                json_kv_int("events_seen", (long long) s.events_seen, false);
-                json_kv_int("events_lost", (long long) s.events_lost, false);
-                json_kv_int("rescans", (long long) s.rescans, false);
-                json_kv_int("reloads", (long long) s.reloads, false);
-                json_kv_int("applied_signals_suppressed", (long long) s.suppressed, false);
-                json_kv_int("cmdline_truncated", (long long) s.cmdline_truncated, false);
-                json_kv_str("prefilter", s.prefilter, false);
-                json_kv_int("prefilter_memory", (long long) s.prefilter_memory, false);
-                json_kv_str("foreground", s.foreground ?: "", false);
-                ctl_stats_status_json(&s.last_stats);
-                printf("}\n");
-                return CTL_EXIT_OK;
-        }
-
         if (s.default_slice > 0) {
                 strcpy(slice, ", default slice ");
                 format_ms(s.default_slice, slice + strlen(slice), sizeof(slice) - strlen(slice));
         }
-        printf("latniced %s on %s\n", s.version ?: "?", LATNICE_BUS_NAME);
-        printf("     Backend: %s%s\n", s.backend ?: "?", slice);
-        /* While a BPF scheduler runs the tasks, the reason is that sentence. */
-        if (*note)
-                printf("        Note: %s\n", note);
-        else
-                printf("              %s\n", s.backend_reason ?: "");
-        printf("Event source: %s: %s\n", s.event_source ?: "?", s.event_source_reason ?: "");
-        if (s.prefilter)
-                printf("   Prefilter: %s; %" PRIu64 " kB of kernel memory\n", s.prefilter,
-                       s.prefilter_memory / 1024);
-        printf("     Profile: %s%s%s%s\n", isempty(s.profile) ? "none" : s.profile,
-               isempty(s.profile_path) ? "" : " (", s.profile_path ?: "", isempty(s.profile_path) ? "" : ")");
-        printf("       Rules: %" PRIu32 " from %zu file%s, %zu error%s\n", s.rules, strv_length(s.rule_files),
-               strv_length(s.rule_files) == 1 ? "" : "s", strv_length(s.rule_errors),
-               strv_length(s.rule_errors) == 1 ? "" : "s");
         for (char **f = s.rule_files; f && *f; f++)
-                printf("              %s\n", *f);
-        if (s.foreground)
-                printf("  Foreground: %s\n", s.foreground);
-        printf("     Applied: %" PRIu32 " process%s now; %" PRIu64 " thread values set, %" PRIu64
-               " error%s\n", s.applied_processes, s.applied_processes == 1 ? "" : "es", s.tasks_applied,
-               s.apply_errors, s.apply_errors == 1 ? "" : "s");
-        printf("      Events: %" PRIu64 " seen, %" PRIu64 " lost; %" PRIu64 " rescans, %" PRIu64 " reloads\n",
-               s.events_seen, s.events_lost, s.rescans, s.reloads);
-        ctl_stats_status(&s.last_stats);
+                if (strextendf(&files, "\n%s", *f) < 0)
+                        return ctl_bad_reply(-ENOMEM);
+        for (char **e = s.rule_errors; e && *e; e++)
+                if (strextendf(&errors, "\n  %s", *e) < 0)
+                        return ctl_bad_reply(-ENOMEM);
+        stats = ctl_stats_status_text(&s.last_stats);
+        t = table_new_vertical(status_columns, ELEMENTSOF(status_columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+
+        table_add_stringf(t, "latniced %s on %s", s.version ?: "?", LATNICE_BUS_NAME);
+        table_add_string(t, s.version);
+        /* While a BPF scheduler runs the tasks, the reason is that sentence. */
+        table_add_stringf(t, "%s%s%s%s", s.backend ?: "?", slice, *note ? "" : "\n", *note ? "" : s.backend_reason ?: "");
+        table_add_string(t, s.backend);
+        table_add_string(t, s.backend_reason);
+        table_add_string(t, *note ? note : NULL);
+        table_add_string(t, note);
+        table_add_uint(t, s.default_slice);
+        table_add_stringf(t, "%s: %s", s.event_source ?: "?", s.event_source_reason ?: "");
+        table_add_string(t, s.event_source);
+        table_add_string(t, s.event_source_reason);
+        if (s.prefilter)
+                table_add_stringf(t, "%s; %" PRIu64 " kB of kernel memory", s.prefilter, s.prefilter_memory / 1024);
+        else
+                table_add_string(t, NULL);
+        table_add_stringf(t, "%s%s%s%s", isempty(s.profile) ? "none" : s.profile, isempty(s.profile_path) ? "" : " (",
+                          s.profile_path ?: "", isempty(s.profile_path) ? "" : ")");
+        table_add_string(t, s.profile);
+        table_add_string(t, s.profile_path);
+        table_add_stringf(t, "%" PRIu32 " from %zu file%s, %zu error%s%s", s.rules, strv_length(s.rule_files),
+                          strv_length(s.rule_files) == 1 ? "" : "s", strv_length(s.rule_errors),
+                          strv_length(s.rule_errors) == 1 ? "" : "s", files ?: "");
+        table_add_uint(t, s.rules);
+        table_add_strv(t, s.rule_files);
+        table_add_strv(t, s.rule_errors);
+        table_add_string(t, s.foreground);
+        table_add_stringf(t, "%" PRIu32 " process%s now; %" PRIu64 " thread values set, %" PRIu64 " error%s",
+                          s.applied_processes, s.applied_processes == 1 ? "" : "es", s.tasks_applied, s.apply_errors,
+                          s.apply_errors == 1 ? "" : "s");
+        table_add_uint(t, s.applied_processes);
+        table_add_uint(t, s.tasks_applied);
+        table_add_uint(t, s.apply_errors);
+        table_add_stringf(t, "%" PRIu64 " seen, %" PRIu64 " lost; %" PRIu64 " rescans, %" PRIu64 " reloads",
+                          s.events_seen, s.events_lost, s.rescans, s.reloads);
+        table_add_uint(t, s.events_seen);
+        table_add_uint(t, s.events_lost);
+        table_add_uint(t, s.rescans);
+        table_add_uint(t, s.reloads);
+        table_add_uint(t, s.suppressed);
+        table_add_uint(t, s.cmdline_truncated);
+        table_add_string(t, s.prefilter);
+        table_add_uint(t, s.prefilter_memory);
+        table_add_string(t, s.foreground);
+        table_add_string(t, stats);
+        table_add_json(t, ctl_stats_status_json(&s.last_stats, ctl->json));
         if (s.cmdline_truncated > 0)
-                printf("    Cmdline=: %" PRIu64 " exec%s seen with a cut command line (the process was gone "
-                       "before the rest could be read): Cmdline= rules did not see every word\n",
-                       s.cmdline_truncated, s.cmdline_truncated == 1 ? "" : "s");
-        if (s.rule_errors) {
-                printf("\nRule errors (these rules were skipped):\n");
-                for (char **e = s.rule_errors; *e; e++)
-                        printf("  %s\n", *e);
-        }
-        return CTL_EXIT_OK;
+                table_add_stringf(t, "%" PRIu64 " exec%s seen with a cut command line (the process was gone before the "
+                                  "rest could be read): Cmdline= rules did not see every word", s.cmdline_truncated,
+                                  s.cmdline_truncated == 1 ? "" : "s");
+        else
+                table_add_string(t, NULL);
+        if (errors)
+                table_add_stringf(t, "\nRule errors (these rules were skipped):%s", errors);
+        else
+                table_add_string(t, NULL);
+        r = table_print(t);
+        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
 }
 
 const Verb verb_status = {
         "status", run_status, "show what latniced does: backend, events, profile, errors", status_usage,
+        .min_args = 0, .max_args = 0,
 };
 
 /* ---- list, rules -------------------------------------------------------- */
@@ -282,48 +272,50 @@ static int run_list(Ctl *ctl) {
         static const DaemonCall list_applied = {
                 LATNICE_BUS_INTERFACE, "ListApplied", "Cannot list applied processes",
         };
+        static const TableColumn columns[] = {
+                { "PID", "pid", TABLE_UINT, 8 },
+                { "COMM", "comm", TABLE_STRING, -15 },
+                { "LATNICE", "latency_nice", TABLE_INT, 7 },
+                { NULL, "rule", TABLE_STRING },
+                { "RULE", "rule_ref", TABLE_STRING },
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
         const char *comm, *rule, *ref;
         uint32_t pid;
         int32_t value;
-        unsigned n = 0;
+        size_t n;
         int r;
 
-        r = daemon_call(ctl, 0, &list_applied, NULL, &reply);
+        r = daemon_call(&list_applied, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_enter_container(reply, 'a', "(usiss)");
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                putchar('[');
-        else
-                printf("%8s  %-15s  %7s  %s\n", "PID", "COMM", "LATNICE", "RULE");
+        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
         while ((r = sd_bus_message_read(reply, "(usiss)", &pid, &comm, &value, &rule, &ref)) > 0) {
-                if (ctl->json) {
-                        json_sep(n);
-                        putchar('{');
-                        json_kv_int("pid", pid, true);
-                        json_kv_str("comm", comm, false);
-                        json_kv_int("latency_nice", value, false);
-                        json_kv_str("rule", rule, false);
-                        json_kv_str("rule_ref", ref, false);
-                        putchar('}');
-                } else
-                        printf("%8" PRIu32 "  %-15s  %7" PRIi32 "  %s\n", pid, comm, value, ref);
-                n++;
+                table_add_uint(t, pid);
+                table_add_string(t, comm);
+                table_add_int(t, value);
+                table_add_string(t, rule);
+                table_add_string(t, ref);
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                printf("]\n");
-        else
-                printf("\n%u process%s.\n", n, n == 1 ? "" : "es");
+        r = table_print(t);
+        if (r < 0)
+                return ctl_bad_reply(r);
+        n = table_rows(t);
+        table_text(t, "\n%zu process%s.\n", n, n == 1 ? "" : "es");
         return CTL_EXIT_OK;
 }
 
 const Verb verb_list = {
         "list", run_list, "list the processes latniced gave a value", list_usage,
+        .min_args = 0, .max_args = 0,
 };
 
 static const char rules_usage[] =
@@ -333,16 +325,30 @@ static const char rules_usage[] =
 
 static int run_rules(Ctl *ctl) {
         static const DaemonCall list_rules = { LATNICE_BUS_INTERFACE, "ListRules", "Cannot list rules" };
+        static const TableColumn columns[] = {
+                { NULL, "kind", TABLE_STRING },
+                { NULL, "name", TABLE_STRING },
+                { NULL, "file", TABLE_STRING },
+                { NULL, "line", TABLE_UINT },
+                { NULL, "latency_nice", TABLE_INT },
+                { NULL, "match", TABLE_STRV },
+                { NULL, "override", TABLE_BOOL },
+                { NULL, "threads", TABLE_STRING },
+                { "", NULL, TABLE_STRING }, /* the rule as people read it, two lines */
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        unsigned n = 0;
+        _cleanup_(table_freep) Table *t = NULL;
+        size_t n;
         int r;
 
-        r = daemon_call(ctl, 0, &list_rules, NULL, &reply);
+        r = daemon_call(&list_rules, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
+        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+        table_set_header(t, false);
         r = sd_bus_message_enter_container(reply, 'a', "(sssuiasbs)");
-        if (ctl->json)
-                putchar('[');
         while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "sssuiasbs")) > 0) {
                 _cleanup_(strv_freep) char **keys = NULL;
                 _cleanup_(freep) char *joined = NULL;
@@ -360,37 +366,32 @@ static int run_rules(Ctl *ctl) {
                         r = sd_bus_message_exit_container(reply);
                 if (r < 0)
                         break;
-                if (ctl->json) {
-                        json_sep(n);
-                        putchar('{');
-                        json_kv_str("kind", kind, true);
-                        json_kv_str("name", name, false);
-                        json_kv_str("file", file, false);
-                        json_kv_int("line", line, false);
-                        json_kv_int("latency_nice", value, false);
-                        json_kv_strv("match", keys, false);
-                        json_kv_bool("override", override, false);
-                        json_kv_str("threads", threads, false);
-                        putchar('}');
-                } else {
-                        joined = strv_join(keys, " ");
-                        printf("[%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32 "%s%s\n    %s\n", kind, name, file,
-                               line, value, override ? " Override=yes" : "",
-                               strcmp(threads, "all") == 0 ? "" : " Threads=main", joined ?: "");
-                }
-                n++;
+                joined = strv_join(keys, " ");
+                table_add_string(t, kind);
+                table_add_string(t, name);
+                table_add_string(t, file);
+                table_add_uint(t, line);
+                table_add_int(t, value);
+                table_add_strv(t, keys);
+                table_add_bool(t, override);
+                table_add_string(t, threads);
+                table_add_stringf(t, "[%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32 "%s%s\n    %s", kind, name,
+                                  file, line, value, override ? " Override=yes" : "",
+                                  strcmp(threads, "all") == 0 ? "" : " Threads=main", joined ?: "");
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                printf("]\n");
-        else
-                printf("%s%u rule%s.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
+        r = table_print(t);
+        if (r < 0)
+                return ctl_bad_reply(r);
+        n = table_rows(t);
+        table_text(t, "%s%zu rule%s.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
         return CTL_EXIT_OK;
 }
 
 const Verb verb_rules = {
         "rules", run_rules, "list the rules latniced is running", rules_usage,
+        .min_args = 0, .max_args = 0,
 };
 
 /* ---- reload, profile ---------------------------------------------------- */
@@ -403,26 +404,36 @@ static const char reload_usage[] =
 
 static int run_reload(Ctl *ctl) {
         static const DaemonCall reload = { LATNICE_BUS_INTERFACE, "Reload", "Reload failed", true };
+        static const TableColumn columns[] = {
+                { "", NULL, TABLE_STRING },
+                { NULL, "rules", TABLE_UINT },
+                { NULL, "errors", TABLE_UINT },
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
         uint32_t rules, errors;
         int r;
 
-        r = daemon_call(ctl, 0, &reload, NULL, &reply);
+        r = daemon_call(&reload, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_read(reply, "uu", &rules, &errors);
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                printf("{\"rules\":%" PRIu32 ",\"errors\":%" PRIu32 "}\n", rules, errors);
-        else
-                printf("Reloaded: %" PRIu32 " rule%s, %" PRIu32 " error%s%s.\n", rules, rules == 1 ? "" : "s", errors,
-                       errors == 1 ? "" : "s", errors ? " (see 'latnicectl status')" : "");
-        return CTL_EXIT_OK;
+        t = table_new_vertical(columns, ELEMENTSOF(columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+        table_add_stringf(t, "Reloaded: %" PRIu32 " rule%s, %" PRIu32 " error%s%s.", rules, rules == 1 ? "" : "s",
+                          errors, errors == 1 ? "" : "s", errors ? " (see 'latnicectl status')" : "");
+        table_add_uint(t, rules);
+        table_add_uint(t, errors);
+        r = table_print(t);
+        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
 }
 
 const Verb verb_reload = {
         "reload", run_reload, "make latniced reload its rules", reload_usage,
+        .min_args = 0, .max_args = 0,
 };
 
 static const char profile_usage[] =
@@ -437,51 +448,60 @@ static int run_profile(Ctl *ctl) {
                 LATNICE_BUS_INTERFACE, "SetProfile", "Cannot switch the profile", true,
         };
         static const DaemonCall list_profiles = { LATNICE_BUS_INTERFACE, "ListProfiles", "Cannot list profiles" };
+        static const TableColumn switched[] = {
+                { "", NULL, TABLE_STRING },
+                { NULL, "profile", TABLE_STRING },
+        };
+        static const TableColumn columns[] = {
+                { "", NULL, TABLE_STRING }, /* "*" marks the active one */
+                { "", "name", TABLE_STRING, -16 },
+                { "", "path", TABLE_STRING },
+                { NULL, "active", TABLE_BOOL },
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
         const char *name, *path;
-        unsigned n = 0;
         int active, r;
 
         if (ctl->n_args == 1) {
-                r = daemon_call(ctl, 1, &set_profile, ctl->args[0], NULL);
+                r = daemon_call(&set_profile, ctl->args[0], NULL);
                 if (r != CTL_EXIT_OK)
                         return r;
-                if (ctl->json) {
-                        putchar('{');
-                        json_kv_str("profile", ctl->args[0], true);
-                        printf("}\n");
-                } else
-                        printf("Switched to profile %s.\n", ctl->args[0]);
-                return CTL_EXIT_OK;
+                t = table_new_vertical(switched, ELEMENTSOF(switched), ctl->json);
+                if (!t)
+                        return ctl_bad_reply(-ENOMEM);
+                table_add_stringf(t, "Switched to profile %s.", ctl->args[0]);
+                table_add_string(t, ctl->args[0]);
+                r = table_print(t);
+                return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
         }
 
-        r = daemon_call(ctl, 1, &list_profiles, NULL, &reply);
+        r = daemon_call(&list_profiles, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
+        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+        table_set_header(t, false);
+        table_set_separator(t, " ");
         r = sd_bus_message_enter_container(reply, 'a', "(ssb)");
-        if (ctl->json)
-                putchar('[');
         while (r >= 0 && (r = sd_bus_message_read(reply, "(ssb)", &name, &path, &active)) > 0) {
-                if (ctl->json) {
-                        json_sep(n);
-                        putchar('{');
-                        json_kv_str("name", name, true);
-                        json_kv_str("path", path, false);
-                        json_kv_bool("active", active, false);
-                        putchar('}');
-                } else
-                        printf("%s %-16s %s\n", active ? "*" : " ", name, path);
-                n++;
+                table_add_string(t, active ? "*" : " ");
+                table_add_string(t, name);
+                table_add_string(t, path);
+                table_add_bool(t, active);
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                printf("]\n");
-        else if (n == 0)
-                printf("No profiles installed.\n");
+        r = table_print(t);
+        if (r < 0)
+                return ctl_bad_reply(r);
+        if (table_rows(t) == 0)
+                table_text(t, "No profiles installed.\n");
         return CTL_EXIT_OK;
 }
 
 const Verb verb_profile = {
         "profile", run_profile, "list profiles, or switch latniced to one", profile_usage,
+        .min_args = 0, .max_args = 1,
 };

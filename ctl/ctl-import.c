@@ -191,4 +191,5 @@ static int run_import(Ctl *ctl) {
 
 const Verb verb_import_ananicy = {
         "import-ananicy", run_import, "turn an ananicy rule tree into a latnice.d file", import_usage,
+        .min_args = 0, .max_args = VERB_ANY,
 };

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "ctl-output.h"
+#include "ctl-table.h"
 #include "ctl.h"
 #include "proc.h"
 #include "sched.h"
@@ -58,9 +59,6 @@ static int run_run(Ctl *ctl) {
         int ln = ctl->latency_nice, r, daemon;
         SchedProbe p;
 
-        if (!ctl->have_latency_nice || ctl->n_args == 0)
-                return ctl_usage_error(ctl, "%s", !ctl->have_latency_nice ? "Missing -l N." : "Missing COMMAND.");
-
         r = probe_or_fail(&p);
         if (r < 0)
                 return CTL_EXIT_UNSUPPORTED;
@@ -106,24 +104,41 @@ exec:
 
 const Verb verb_run = {
         "run", run_run, "run a command with a latency nice value", run_usage,
+        .min_args = 1, .max_args = VERB_ANY, .missing = "Missing COMMAND.", .needs_latency_nice = true,
 };
 
-static void print_thread(const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid) {
-        char lnbuf[16] = "-", slice[32] = "-", policy[24];
+/* A thread as the kernel sees it; for people, a range where a slice means more than one value. */
+static const TableColumn kernel_thread_columns[] = {
+        { "TID", "tid", TABLE_INT, 8 },
+        { "COMM", NULL, TABLE_STRING, -15 },
+        { NULL, "comm", TABLE_STRING },
+        { "POLICY", NULL, TABLE_STRING, -8 },
+        { NULL, "policy", TABLE_STRING },
+        { "NICE", "nice", TABLE_INT, 4 },
+        { "LATNICE", NULL, TABLE_STRING, -8 },
+        { NULL, "latency_nice", TABLE_INT },
+        { "SLICE", NULL, TABLE_STRING },
+        { NULL, "slice_ns", TABLE_UINT },
+        { NULL, "realtime", TABLE_BOOL },
+};
+
+static void add_thread(Table *t, const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid) {
+        char lnbuf[16] = "-", slice[32] = "-", policy[24], comm[sizeof(((ProcStat *) NULL)->comm)];
         ProcStat st = {};
-        ThreadSched t;
+        ThreadSched ts;
         int r;
 
-        r = sched_thread_get(p, tid, &t);
+        r = sched_thread_get(p, tid, &ts);
         if (r < 0)
                 return; /* exited while we listed */
         (void) proc_stat_read_pid(proc_fd, pid, tid, &st);
-        comm_printable(st.comm);
+        strcpy(comm, st.comm);
+        comm_printable(comm);
 
         switch (p->backend) {
         case BACKEND_EEVDF_SLICE:
-                if (!t.realtime) {
-                        uint64_t raw = sched_thread_raw(p, &t);
+                if (!ts.realtime) {
+                        uint64_t raw = sched_thread_raw(p, &ts);
                         int lo, hi;
 
                         latnice_range_from_slice_ns(raw, p->base_slice_ns, &lo, &hi);
@@ -131,51 +146,104 @@ static void print_thread(const SchedProbe *p, int proc_fd, pid_t pid, pid_t tid)
                                 snprintf(lnbuf, sizeof(lnbuf), "%d", lo);
                         else
                                 snprintf(lnbuf, sizeof(lnbuf), "%d..%d", lo, hi);
-                        format_ms(t.attr.sched_runtime, slice, sizeof(slice));
+                        format_ms(ts.attr.sched_runtime, slice, sizeof(slice));
                         if (raw == 0)
                                 strcat(slice, " (default)");
                 }
                 break;
         case BACKEND_LATENCY_NICE:
-                if (!t.realtime)
-                        snprintf(lnbuf, sizeof(lnbuf), "%d", t.latency_nice);
+                if (!ts.realtime)
+                        snprintf(lnbuf, sizeof(lnbuf), "%d", ts.latency_nice);
                 break;
         default:
                 break;
         }
-        if (t.attr.sched_priority > 0)
-                snprintf(policy, sizeof(policy), "%s:%u", sched_policy_to_string(t.attr.sched_policy),
-                         t.attr.sched_priority);
+        if (ts.attr.sched_priority > 0)
+                snprintf(policy, sizeof(policy), "%s:%u", sched_policy_to_string(ts.attr.sched_policy),
+                         ts.attr.sched_priority);
         else
-                snprintf(policy, sizeof(policy), "%s", sched_policy_to_string(t.attr.sched_policy));
-        printf("%8d  %-15s  %-8s  %4d  %-8s  %s\n", (int) tid, st.comm[0] ? st.comm : "?", policy,
-               (int) t.attr.sched_nice, lnbuf, slice);
+                snprintf(policy, sizeof(policy), "%s", sched_policy_to_string(ts.attr.sched_policy));
+        table_add_int(t, tid);
+        table_add_string(t, comm[0] ? comm : "?");
+        table_add_string(t, st.comm);
+        table_add_string(t, policy);
+        table_add_string(t, sched_policy_to_string(ts.attr.sched_policy));
+        table_add_int(t, ts.attr.sched_nice);
+        table_add_string(t, lnbuf);
+        table_add_int(t, ts.latency_nice);
+        table_add_string(t, slice);
+        table_add_uint(t, p->backend == BACKEND_EEVDF_SLICE ? ts.attr.sched_runtime : 0);
+        table_add_bool(t, ts.realtime);
 }
 
-static int get_one_kernel(const SchedProbe *p, int proc_fd, pid_t pid) {
+/* A process as the kernel sees it: only latniced knows who set the value. */
+static const TableColumn kernel_get_columns[] = {
+        { "", NULL, TABLE_STRING },
+        { NULL, "pid", TABLE_INT },
+        { NULL, "comm", TABLE_STRING },
+        { NULL, "latency_nice", TABLE_INT },
+        { NULL, "set_by", TABLE_STRING },
+        { NULL, "backend", TABLE_STRING },
+        { NULL, "start_time", TABLE_UINT },
+        { NULL, "threads", TABLE_JSON },
+};
+
+Table *ctl_kernel_get_table(const Ctl *ctl) {
+        Table *t = table_new(kernel_get_columns, ELEMENTSOF(kernel_get_columns), ctl->json);
+
+        if (t)
+                table_set_header(t, false);
+        return t;
+}
+
+int ctl_kernel_get(const KernelView *v, Table *t, pid_t pid) {
+        _cleanup_(table_freep) Table *threads = NULL;
         _cleanup_(freep) pid_t *tids = NULL;
+        ThreadSched main_thread = {};
+        char comm[sizeof(((ProcStat *) NULL)->comm)];
+        json_object *j = NULL;
         ProcStat st;
         int n, r;
 
-        r = proc_stat_read_pid(proc_fd, pid, 0, &st);
+        r = proc_stat_read_pid(v->proc_fd, pid, 0, &st);
         if (r < 0) {
-                fprintf(stderr, "PID %d: %s\n", (int) pid, r == -ESRCH ? "no such process" : strerror(-r));
+                fprintf(stderr, "PID %d: %s\n", (int) pid, r == -ESRCH || r == -ENOENT ? "no such process" : strerror(-r));
                 return ctl_exit_from_errno(r);
         }
-        comm_printable(st.comm);
-        printf("\nPID %d (%s)%s\n", (int) pid, st.comm,
-               (st.flags & PROC_PF_KTHREAD) ? " [kernel thread]" :
-               st.state == 'Z' ? " [zombie]" : "");
-        printf("  ours: unknown (daemon not queried)\n");
-        n = proc_list_tasks(proc_fd, pid, &tids);
+        (void) sched_thread_get(&v->probe, pid, &main_thread);
+        strcpy(comm, st.comm);
+        comm_printable(comm);
+        table_add_stringf(t, "\nPID %d (%s)%s\n  ours: unknown (daemon not queried)", (int) pid, comm,
+                          (st.flags & PROC_PF_KTHREAD) ? " [kernel thread]" :
+                          st.state == 'Z' ? " [zombie]" : "");
+        table_add_int(t, pid);
+        table_add_string(t, st.comm);
+        table_add_int(t, main_thread.latency_nice);
+        table_add_string(t, "unknown");
+        table_add_string(t, backend_to_string(v->probe.backend));
+        table_add_uint(t, st.start_time);
+
+        threads = table_new(kernel_thread_columns, ELEMENTSOF(kernel_thread_columns), table_is_json(t));
+        if (!threads) {
+                table_add_json(t, NULL);
+                fprintf(stderr, "PID %d: %s\n", (int) pid, strerror(ENOMEM));
+                return CTL_EXIT_FAILURE;
+        }
+        n = proc_list_tasks(v->proc_fd, pid, &tids);
         if (n < 0) {
+                table_add_json(t, json_object_new_array()); /* gone meanwhile: no threads */
                 fprintf(stderr, "PID %d: cannot list threads: %s\n", (int) pid,
                         n == -ESRCH ? "process exited" : strerror(-n));
                 return ctl_exit_from_errno(n);
         }
-        printf("%8s  %-15s  %-8s  %4s  %-8s  %s\n", "TID", "COMM", "POLICY", "NICE", "LATNICE", "SLICE");
         for (int k = 0; k < n; k++)
-                print_thread(p, proc_fd, pid, tids[k]);
+                add_thread(threads, &v->probe, v->proc_fd, pid, tids[k]);
+        r = table_finish(threads, &j);
+        table_add_json(t, j);
+        if (r < 0) {
+                fprintf(stderr, "PID %d: %s\n", (int) pid, strerror(-r));
+                return CTL_EXIT_FAILURE;
+        }
         return CTL_EXIT_OK;
 }
 
@@ -273,76 +341,23 @@ int ctl_kernel_set(Ctl *ctl, const pid_t *pids, int n_pids) {
         return rc;
 }
 
-/* The kernel's view as JSON, when the daemon is not there. */
-static int get_one_kernel_json(const SchedProbe *p, int proc_fd, pid_t pid, bool first) {
-        _cleanup_(freep) pid_t *tids = NULL;
-        ThreadSched main_thread = {};
-        ProcStat st;
-        int n, r;
-
-        r = proc_stat_read_pid(proc_fd, pid, 0, &st);
-        if (r < 0) {
-                fprintf(stderr, "PID %d: %s\n", (int) pid, r == -ESRCH || r == -ENOENT ? "no such process" : strerror(-r));
-                return r == -ESRCH || r == -ENOENT ? CTL_EXIT_NO_PROCESS : CTL_EXIT_FAILURE;
-        }
-        (void) sched_thread_get(p, pid, &main_thread);
-        json_sep(!first);
-        putchar('{');
-        json_kv_int("pid", pid, true);
-        json_kv_str("comm", st.comm, false);
-        json_kv_int("latency_nice", main_thread.latency_nice, false);
-        json_kv_str("set_by", "unknown", false); /* only the daemon knows */
-        json_kv_str("backend", backend_to_string(p->backend), false);
-        json_kv_int("start_time", (long long) st.start_time, false);
-        json_key("threads", false);
-        putchar('[');
-        n = proc_list_tasks(proc_fd, pid, &tids);
-        for (int i = 0, k = 0; i < n; i++) {
-                ProcStat ts = {};
-                ThreadSched t;
-
-                if (sched_thread_get(p, tids[i], &t) < 0)
-                        continue;
-                (void) proc_stat_read_pid(proc_fd, pid, tids[i], &ts);
-                json_sep(k++);
-                putchar('{');
-                json_kv_int("tid", tids[i], true);
-                json_kv_str("comm", ts.comm, false);
-                json_kv_str("policy", sched_policy_to_string(t.attr.sched_policy), false);
-                json_kv_int("nice", t.attr.sched_nice, false);
-                json_kv_int("latency_nice", t.latency_nice, false);
-                json_kv_int("slice_ns", p->backend == BACKEND_EEVDF_SLICE ? (long long) t.attr.sched_runtime : 0, false);
-                json_kv_bool("realtime", t.realtime, false);
-                putchar('}');
-        }
-        fputs("]}", stdout);
-        return CTL_EXIT_OK;
-}
-
-int ctl_kernel_view_open(const Ctl *ctl, KernelView *ret) {
+int ctl_kernel_view_open(const Table *t, KernelView *ret) {
         ret->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (ret->proc_fd < 0) {
                 fprintf(stderr, "Cannot open /proc: %m\n");
                 return -errno;
         }
         sched_probe(BTF_PATH, &ret->probe);
-        if (ctl->json)
-                return 0;
         if (ret->probe.backend == BACKEND_EEVDF_SLICE) {
                 char base[32];
 
                 format_ms(ret->probe.base_slice_ns, base, sizeof(base));
-                printf("Backend: %s (default slice %s)\n", backend_to_string(ret->probe.backend), base);
+                table_text(t, "Backend: %s (default slice %s)\n", backend_to_string(ret->probe.backend), base);
         } else
-                printf("Backend: %s (%s)\n", backend_to_string(ret->probe.backend), ret->probe.reason);
+                table_text(t, "Backend: %s (%s)\n", backend_to_string(ret->probe.backend), ret->probe.reason);
         return 0;
 }
 
 void ctl_kernel_view_done(KernelView *v) {
         closep(&v->proc_fd);
-}
-
-int ctl_kernel_get(const Ctl *ctl, const KernelView *v, pid_t pid, bool first) {
-        return ctl->json ? get_one_kernel_json(&v->probe, v->proc_fd, pid, first) :
-                           get_one_kernel(&v->probe, v->proc_fd, pid);
 }

@@ -2,84 +2,11 @@
 /* latnicectl's output helpers (see ctl-output.h). */
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "ctl-output.h"
 #include "util.h"
-
-void json_str(const char *s) {
-        putchar('"');
-        for (const unsigned char *p = (const unsigned char *) (s ?: ""); *p; p++) {
-                if (*p >= 0x80) {
-                        size_t n = utf8_char_len((const char *) p);
-
-                        if (n == 0)
-                                fputs("\\ufffd", stdout);
-                        else {
-                                fwrite(p, 1, n, stdout);
-                                p += n - 1;
-                        }
-                        continue;
-                }
-                switch (*p) {
-                case '"':
-                        fputs("\\\"", stdout);
-                        break;
-                case '\\':
-                        fputs("\\\\", stdout);
-                        break;
-                case '\n':
-                        fputs("\\n", stdout);
-                        break;
-                case '\t':
-                        fputs("\\t", stdout);
-                        break;
-                default:
-                        if (*p < 0x20 || *p == 0x7f)
-                                printf("\\u%04x", *p);
-                        else
-                                putchar(*p);
-                }
-        }
-        putchar('"');
-}
-
-void json_key(const char *k, bool first) {
-        if (!first)
-                putchar(',');
-        json_str(k);
-        putchar(':');
-}
-
-void json_kv_str(const char *k, const char *v, bool first) {
-        json_key(k, first);
-        json_str(v);
-}
-
-void json_kv_int(const char *k, long long v, bool first) {
-        json_key(k, first);
-        printf("%lld", v);
-}
-
-void json_kv_bool(const char *k, bool v, bool first) {
-        json_key(k, first);
-        fputs(v ? "true" : "false", stdout);
-}
-
-void json_kv_strv(const char *k, char **l, bool first) {
-        json_key(k, first);
-        putchar('[');
-        for (char **i = l; i && *i; i++) {
-                json_sep(i - l);
-                json_str(*i);
-        }
-        putchar(']');
-}
-
-void json_sep(size_t i) {
-        if (i > 0)
-                putchar(',');
-}
 
 void format_ms(uint64_t ns, char *buf, size_t size) {
         snprintf(buf, size, "%" PRIu64 ".%03" PRIu64 " ms", ns / 1000000, ns / 1000 % 1000);
@@ -95,4 +22,22 @@ void comm_printable(char *s) {
                 }
                 c += n;
         }
+}
+
+int strextendf(char **s, const char *fmt, ...) {
+        _cleanup_(freep) char *more = NULL;
+        char *n;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&more, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        if (asprintf(&n, "%s%s", *s ?: "", more) < 0)
+                return -ENOMEM;
+        free(*s);
+        *s = n;
+        return 0;
 }

@@ -14,6 +14,7 @@
 #include "ctl-bus.h"
 #include "ctl-output.h"
 #include "ctl-stats.h"
+#include "ctl-table.h"
 #include "ctl.h"
 #include "latnice/dbus.h"
 #include "latnice/stats.h"
@@ -131,62 +132,35 @@ static bool wanted(const Ctl *ctl, const CtlStatsClass *c) {
         return false;
 }
 
-static void print_json(const Ctl *ctl, const CtlStats *s) {
-        size_t k = 0;
+/* What f collected, without its last newline (the table ends the line); NULL if nothing. */
+static char *memstream_text(FILE *f, char **buf) {
+        size_t n;
 
-        putchar('{');
-        json_kv_int("finished_usec", (long long) s->finished_usec, true);
-        json_kv_int("duration_usec", (long long) s->duration_usec, false);
-        json_kv_str("hook", s->hook, false);
-        json_kv_str("note", s->note, false);
-        json_kv_int("missed_wakeups", (long long) s->missed, false);
-        json_kv_str("bucket_unit", "log2 us: bucket i holds [2^i, 2^(i+1)) us, bucket 0 also 0 us", false);
-        json_key("classes", false);
-        putchar('[');
-        for (size_t i = 0; i < s->n_classes; i++) {
-                const CtlStatsClass *c = &s->classes[i];
-
-                if (!wanted(ctl, c))
-                        continue;
-                json_sep(k++);
-                putchar('{');
-                json_kv_str("rule", c->flags & (LATNICE_STATS_F_OTHER | LATNICE_STATS_F_MORE_RULES) ? "" : c->name,
-                            true);
-                json_kv_bool("comparison", c->flags & LATNICE_STATS_F_OTHER, false);
-                json_kv_bool("more_rules", c->flags & LATNICE_STATS_F_MORE_RULES, false);
-                json_kv_bool("rule_removed", c->flags & LATNICE_STATS_F_RULE_REMOVED, false);
-                json_kv_int("processes", c->processes, false);
-                json_kv_int("wakeups", (long long) (uint64_t) c->hist.wakeups, false);
-                json_kv_int("total_ns", (long long) (uint64_t) c->hist.total_ns, false);
-                json_kv_int("max_ns", (long long) (uint64_t) c->hist.max_ns, false);
-                json_kv_int("preemptions", (long long) (uint64_t) c->hist.preemptions, false);
-                printf(",\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f",
-                       stats_percentile(&c->hist, 50),
-                       stats_percentile(&c->hist, 90),
-                       stats_percentile(&c->hist, 99));
-                json_key("buckets", false);
-                putchar('[');
-                for (unsigned b = 0; b < LATNICE_STATS_SLOTS; b++)
-                        printf("%s%" PRIu64, b ? "," : "", (uint64_t) c->hist.slots[b]);
-                printf("]}");
-        }
-        printf("]}\n");
+        if (fclose(f) != 0 || !*buf)
+                return NULL;
+        n = strlen(*buf);
+        if (n == 0)
+                return NULL;
+        if ((*buf)[n - 1] == '\n')
+                (*buf)[n - 1] = 0;
+        return *buf;
 }
 
-static void print_class(const CtlStatsClass *c, unsigned width) {
+static void print_class(FILE *f, const CtlStatsClass *c, unsigned width) {
         char title[128], p50[24], p90[24], p99[24], mx[24], avg[24];
         _cleanup_(freep) char *hist = NULL;
 
-        printf("%s", class_title(c, title, sizeof(title)));
+        fprintf(f, "%s", class_title(c, title, sizeof(title)));
         if (c->flags & LATNICE_STATS_F_OTHER)
-                printf(" (tasks latniced did not set)");
+                fprintf(f, " (tasks latniced did not set)");
         else
-                printf(": %" PRIu32 " process%s", c->processes, c->processes == 1 ? "" : "es");
+                fprintf(f, ": %" PRIu32 " process%s", c->processes, c->processes == 1 ? "" : "es");
         if (c->flags & LATNICE_STATS_F_RULE_REMOVED)
-                printf(" (the rule was removed during the collection: counted while it applied)");
-        printf("\n");
+                fprintf(f, " (the rule was removed during the collection: counted while it applied)");
+        fprintf(f, "\n");
         if ((uint64_t) c->hist.wakeups == 0) {
-                printf("  no wakeups measured; %" PRIu64 " involuntary preemptions\n\n", (uint64_t) c->hist.preemptions);
+                fprintf(f, "  no wakeups measured; %" PRIu64 " involuntary preemptions\n\n",
+                        (uint64_t) c->hist.preemptions);
                 return;
         }
         format_us(stats_percentile(&c->hist, 50), p50, sizeof(p50));
@@ -194,44 +168,153 @@ static void print_class(const CtlStatsClass *c, unsigned width) {
         format_us(stats_percentile(&c->hist, 99), p99, sizeof(p99));
         format_us((double) (uint64_t) c->hist.max_ns / 1000, mx, sizeof(mx));
         format_us((double) (uint64_t) c->hist.total_ns / 1000 / (double) (uint64_t) c->hist.wakeups, avg, sizeof(avg));
-        printf("  %" PRIu64 " wakeups: p50 %s, p90 %s, p99 %s, max %s, average %s; %" PRIu64
-               " involuntary preemptions\n", (uint64_t) c->hist.wakeups, p50, p90, p99, mx, avg, (uint64_t) c->hist.preemptions);
+        fprintf(f, "  %" PRIu64 " wakeups: p50 %s, p90 %s, p99 %s, max %s, average %s; %" PRIu64
+                " involuntary preemptions\n", (uint64_t) c->hist.wakeups, p50, p90, p99, mx, avg,
+                (uint64_t) c->hist.preemptions);
         hist = stats_hist_draw(&c->hist, width);
         if (hist)
-                printf("%s\n", hist);
+                fprintf(f, "%s\n", hist);
 }
 
-static void print_text(const Ctl *ctl, const CtlStats *s) {
-        unsigned width = terminal_width();
-        bool any = false;
+/* A class as people read it: the title, the percentiles, the histogram. */
+static char *class_text(const CtlStatsClass *c, unsigned width) {
+        char *buf = NULL;
+        size_t size;
+        FILE *f = open_memstream(&buf, &size);
 
-        printf("Wakeup latency (woken -> running on a CPU) and involuntary preemptions, measured in the kernel "
-               "for %.1f s (%s hooks).\n", (double) s->duration_usec / 1e6, s->hook);
-        printf("Percentiles are estimated inside their log2 bucket.\n");
-        if (!isempty(s->note))
-                printf("%s\n", s->note);
-        if (s->missed > 0)
-                printf("%" PRIu64 " wakeups found no room for their time and are not counted.\n", s->missed);
-        printf("\n");
-        for (size_t i = 0; i < s->n_classes; i++) {
-                if (!wanted(ctl, &s->classes[i]))
-                        continue;
-                if (!(s->classes[i].flags & LATNICE_STATS_F_OTHER))
-                        any = true;
-                print_class(&s->classes[i], width);
+        if (!f)
+                return NULL;
+        print_class(f, c, width);
+        if (!memstream_text(f, &buf))
+                buf = mfree(buf);
+        return buf;
+}
+
+static json_object *buckets_json(const CtlStatsClass *c) {
+        json_object *a = json_object_new_array();
+
+        for (unsigned b = 0; a && b < LATNICE_STATS_SLOTS; b++) {
+                json_object *v = json_object_new_uint64(c->hist.slots[b]);
+
+                if (!v || json_object_array_add(a, v) < 0) {
+                        json_object_put(v);
+                        json_object_put(a);
+                        return NULL;
+                }
         }
+        return a;
+}
+
+static const TableColumn stats_columns[] = {
+        { "", NULL, TABLE_STRING }, /* what was measured, how */
+        { NULL, "finished_usec", TABLE_UINT },
+        { NULL, "duration_usec", TABLE_UINT },
+        { NULL, "hook", TABLE_STRING },
+        { NULL, "note", TABLE_STRING },
+        { NULL, "missed_wakeups", TABLE_UINT },
+        { NULL, "bucket_unit", TABLE_STRING },
+        { NULL, "classes", TABLE_JSON },
+        { "", NULL, TABLE_STRING }, /* the rules that had no process */
+};
+
+static const TableColumn class_columns[] = {
+        { NULL, "rule", TABLE_STRING },
+        { NULL, "comparison", TABLE_BOOL },
+        { NULL, "more_rules", TABLE_BOOL },
+        { NULL, "rule_removed", TABLE_BOOL },
+        { NULL, "processes", TABLE_UINT },
+        { NULL, "wakeups", TABLE_UINT },
+        { NULL, "total_ns", TABLE_UINT },
+        { NULL, "max_ns", TABLE_UINT },
+        { NULL, "preemptions", TABLE_UINT },
+        { NULL, "p50_us", TABLE_DOUBLE, 0, 1 },
+        { NULL, "p90_us", TABLE_DOUBLE, 0, 1 },
+        { NULL, "p99_us", TABLE_DOUBLE, 0, 1 },
+        { NULL, "buckets", TABLE_JSON },
+        { "", NULL, TABLE_STRING }, /* the class drawn */
+};
+
+static int print_stats(const Ctl *ctl, const CtlStats *s) {
+        _cleanup_(table_freep) Table *t = NULL, *classes = NULL;
+        _cleanup_(freep) char *head = NULL, *tail = NULL;
+        unsigned width = terminal_width();
+        json_object *j = NULL;
+        size_t size;
+        bool any = false;
+        FILE *f;
+        int r;
+
+        t = table_new_vertical(stats_columns, ELEMENTSOF(stats_columns), ctl->json);
+        classes = table_new(class_columns, ELEMENTSOF(class_columns), ctl->json);
+        if (!t || !classes)
+                return -ENOMEM;
+        table_set_header(classes, false);
+
+        f = open_memstream(&head, &size);
+        if (!f)
+                return -ENOMEM;
+        fprintf(f, "Wakeup latency (woken -> running on a CPU) and involuntary preemptions, measured in the kernel "
+                "for %.1f s (%s hooks).\n", (double) s->duration_usec / 1e6, s->hook);
+        fprintf(f, "Percentiles are estimated inside their log2 bucket.\n");
+        if (!isempty(s->note))
+                fprintf(f, "%s\n", s->note);
+        if (s->missed > 0)
+                fprintf(f, "%" PRIu64 " wakeups found no room for their time and are not counted.\n", s->missed);
+        fprintf(f, "\n");
+        table_add_string(t, memstream_text(f, &head));
+        table_add_uint(t, s->finished_usec);
+        table_add_uint(t, s->duration_usec);
+        table_add_string(t, s->hook);
+        table_add_string(t, s->note);
+        table_add_uint(t, s->missed);
+        table_add_string(t, "log2 us: bucket i holds [2^i, 2^(i+1)) us, bucket 0 also 0 us");
+
+        for (size_t i = 0; i < s->n_classes; i++) {
+                const CtlStatsClass *c = &s->classes[i];
+                _cleanup_(freep) char *text = NULL;
+
+                if (!wanted(ctl, c))
+                        continue;
+                if (!(c->flags & LATNICE_STATS_F_OTHER))
+                        any = true;
+                table_add_string(classes, c->flags & (LATNICE_STATS_F_OTHER | LATNICE_STATS_F_MORE_RULES) ? "" : c->name);
+                table_add_bool(classes, c->flags & LATNICE_STATS_F_OTHER);
+                table_add_bool(classes, c->flags & LATNICE_STATS_F_MORE_RULES);
+                table_add_bool(classes, c->flags & LATNICE_STATS_F_RULE_REMOVED);
+                table_add_uint(classes, c->processes);
+                table_add_uint(classes, c->hist.wakeups);
+                table_add_uint(classes, c->hist.total_ns);
+                table_add_uint(classes, c->hist.max_ns);
+                table_add_uint(classes, c->hist.preemptions);
+                table_add_double(classes, stats_percentile(&c->hist, 50));
+                table_add_double(classes, stats_percentile(&c->hist, 90));
+                table_add_double(classes, stats_percentile(&c->hist, 99));
+                table_add_json(classes, buckets_json(c));
+                text = class_text(c, width);
+                table_add_string(classes, text);
+        }
+        r = table_finish(classes, &j);
+        if (r < 0)
+                return r;
+        table_add_json(t, j);
+
+        f = open_memstream(&tail, &size);
+        if (!f)
+                return -ENOMEM;
         if (!any)
-                printf("No process of %s had a value from latniced during the collection.\n\n",
-                       ctl->rules ? "the rules named" : "any rule");
-        for (char **r = ctl->rules; r && *r; r++) {
+                fprintf(f, "No process of %s had a value from latniced during the collection.\n\n",
+                        ctl->rules ? "the rules named" : "any rule");
+        for (char **rule = ctl->rules; rule && *rule; rule++) {
                 bool found = false;
 
                 for (size_t i = 0; i < s->n_classes; i++)
                         found = found || ((s->classes[i].flags & LATNICE_STATS_F_OTHER) == 0 &&
-                                          strcmp(s->classes[i].name, *r) == 0);
+                                          strcmp(s->classes[i].name, *rule) == 0);
                 if (!found)
-                        printf("Rule %s: no process of it had its value during the collection.\n", *r);
+                        fprintf(f, "Rule %s: no process of it had its value during the collection.\n", *rule);
         }
+        table_add_string(t, memstream_text(f, &tail));
+        return table_print(t);
 }
 
 /* "10", "10s", "1m": whole seconds; -EINVAL for anything else, -ERANGE out of 1..60. */
@@ -277,8 +360,6 @@ static int run_stats(Ctl *ctl) {
         pid_t agent;
         int r;
 
-        if (ctl->n_args > 0)
-                return ctl_usage_error(ctl, "Unexpected argument '%s'.", ctl->args[0]);
         if (ctl->for_arg) {
                 r = parse_duration(ctl->for_arg, &seconds);
                 if (r == -ERANGE)
@@ -315,36 +396,41 @@ static int run_stats(Ctl *ctl) {
         r = ctl_stats_read(reply, &s);
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                print_json(ctl, &s);
-        else
-                print_text(ctl, &s);
+        r = print_stats(ctl, &s);
+        if (r < 0)
+                return ctl_bad_reply(r);
         return CTL_EXIT_OK;
 }
 
 const Verb verb_stats = {
         "stats", run_stats, "measure what the scheduler does for each rule: wakeup latency, preemptions",
         stats_usage,
+        .min_args = 0, .max_args = 0,
 };
 
-void ctl_stats_status(const CtlStats *s) {
+char *ctl_stats_status_text(const CtlStats *s) {
         const CtlStatsClass *other = NULL;
-        char p99[24], o99[24];
+        char p99[24], o99[24], *buf = NULL;
         struct timespec now;
         uint64_t ago;
+        size_t size;
+        FILE *f;
 
         if (s->finished_usec == 0)
-                return;
+                return NULL;
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return NULL;
         for (size_t i = 0; i < s->n_classes; i++)
                 if (s->classes[i].flags & LATNICE_STATS_F_OTHER)
                         other = &s->classes[i];
         (void) clock_gettime(CLOCK_REALTIME, &now);
         ago = ((uint64_t) now.tv_sec * 1000000 + (uint64_t) now.tv_nsec / 1000 - s->finished_usec) / 1000000;
         format_us(other ? stats_percentile(&other->hist, 99) : 0, o99, sizeof(o99));
-        printf("  Statistics: %.1f s, %" PRIu64 " s ago (latnicectl stats): p99 wakeup latency, everything else "
-               "%s\n", (double) s->duration_usec / 1e6, ago, o99);
+        fprintf(f, "%.1f s, %" PRIu64 " s ago (latnicectl stats): p99 wakeup latency, everything else %s",
+                (double) s->duration_usec / 1e6, ago, o99);
         if (!isempty(s->note))
-                printf("              %s\n", s->note);
+                fprintf(f, "\n%s", s->note);
         for (size_t i = 0; i < s->n_classes; i++) {
                 const CtlStatsClass *c = &s->classes[i];
                 char title[128];
@@ -352,33 +438,51 @@ void ctl_stats_status(const CtlStats *s) {
                 if (c->flags & LATNICE_STATS_F_OTHER)
                         continue;
                 format_us(stats_percentile(&c->hist, 99), p99, sizeof(p99));
-                printf("              %s: p99 %s against %s (%" PRIu64 " wakeups)\n",
-                       class_title(c, title, sizeof(title)), (uint64_t) c->hist.wakeups ? p99 : "-", o99, (uint64_t) c->hist.wakeups);
+                fprintf(f, "\n%s: p99 %s against %s (%" PRIu64 " wakeups)", class_title(c, title, sizeof(title)),
+                        (uint64_t) c->hist.wakeups ? p99 : "-", o99, (uint64_t) c->hist.wakeups);
         }
+        if (fclose(f) != 0)
+                return mfree(buf);
+        return buf;
 }
 
-void ctl_stats_status_json(const CtlStats *s) {
-        json_key("last_stats", false);
-        if (s->finished_usec == 0) {
-                printf("null");
-                return;
-        }
-        putchar('{');
-        json_kv_int("finished_usec", (long long) s->finished_usec, true);
-        json_kv_int("duration_usec", (long long) s->duration_usec, false);
-        json_kv_str("note", s->note, false);
-        json_key("classes", false);
-        putchar('[');
+json_object *ctl_stats_status_json(const CtlStats *s, bool json) {
+        static const TableColumn columns[] = {
+                { NULL, "finished_usec", TABLE_UINT },
+                { NULL, "duration_usec", TABLE_UINT },
+                { NULL, "note", TABLE_STRING },
+                { NULL, "classes", TABLE_JSON },
+        };
+        static const TableColumn last_class_columns[] = {
+                { NULL, "rule", TABLE_STRING },
+                { NULL, "comparison", TABLE_BOOL },
+                { NULL, "wakeups", TABLE_UINT },
+                { NULL, "p99_us", TABLE_DOUBLE, 0, 1 },
+        };
+        _cleanup_(table_freep) Table *t = NULL, *classes = NULL;
+        json_object *j = NULL;
+
+        if (!json || s->finished_usec == 0)
+                return NULL;
+        t = table_new_vertical(columns, ELEMENTSOF(columns), true);
+        classes = table_new(last_class_columns, ELEMENTSOF(last_class_columns), true);
+        if (!t || !classes)
+                return NULL;
+        table_add_uint(t, s->finished_usec);
+        table_add_uint(t, s->duration_usec);
+        table_add_string(t, s->note);
         for (size_t i = 0; i < s->n_classes; i++) {
                 const CtlStatsClass *c = &s->classes[i];
 
-                json_sep(i);
-                putchar('{');
-                json_kv_str("rule", c->flags & (LATNICE_STATS_F_OTHER | LATNICE_STATS_F_MORE_RULES) ? "" : c->name,
-                            true);
-                json_kv_bool("comparison", c->flags & LATNICE_STATS_F_OTHER, false);
-                json_kv_int("wakeups", (long long) c->hist.wakeups, false);
-                printf(",\"p99_us\":%.1f}", stats_percentile(&c->hist, 99));
+                table_add_string(classes, c->flags & (LATNICE_STATS_F_OTHER | LATNICE_STATS_F_MORE_RULES) ? "" : c->name);
+                table_add_bool(classes, c->flags & LATNICE_STATS_F_OTHER);
+                table_add_uint(classes, c->hist.wakeups);
+                table_add_double(classes, stats_percentile(&c->hist, 99));
         }
-        printf("]}");
+        if (table_finish(classes, &j) < 0)
+                return NULL;
+        table_add_json(t, j);
+        if (table_finish(t, &j) < 0)
+                return NULL;
+        return j;
 }

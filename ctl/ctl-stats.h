@@ -2,6 +2,8 @@
 /* A statistics result of latniced (CollectStats, LastStats) as latnicectl reads it: see ctl-stats.c. */
 #pragma once
 
+#include <json-c/json.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
@@ -23,7 +25,7 @@ typedef struct CtlStats {
 /* Reads "ttssta(suuttttat)" (the fields, not a struct around them). */
 int ctl_stats_read(sd_bus_message *m, CtlStats *ret);
 void ctl_stats_done(CtlStats *s);
-/* status's lines about the last collection; nothing if there was none. */
-void ctl_stats_status(const CtlStats *s);
-/* ,"last_stats":{...} for status --json: the p99 of each class, null without a collection. */
-void ctl_stats_status_json(const CtlStats *s);
+/* status's lines about the last collection (free it); NULL if there was none. */
+char *ctl_stats_status_text(const CtlStats *s);
+/* status's "last_stats" with json: the p99 of each class; NULL (null) without a collection. */
+json_object *ctl_stats_status_json(const CtlStats *s, bool json);

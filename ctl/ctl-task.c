@@ -10,6 +10,7 @@
 
 #include "ctl-bus.h"
 #include "ctl-output.h"
+#include "ctl-table.h"
 #include "ctl.h"
 #include "latnice/dbus.h"
 #include "latnice/uapi.h"
@@ -17,14 +18,42 @@
 
 /* ---- get ---------------------------------------------------------------- */
 
-static int get_one_online(Ctl *ctl, sd_bus *bus, pid_t pid, bool first) {
+/* A process in latniced's view: who set its value, and each thread. */
+static const TableColumn get_columns[] = {
+        { "", NULL, TABLE_STRING }, /* the process, as people read it */
+        { NULL, "pid", TABLE_INT },
+        { NULL, "comm", TABLE_STRING },
+        { NULL, "latency_nice", TABLE_INT },
+        { NULL, "set_by", TABLE_STRING },
+        { NULL, "rule", TABLE_STRING },
+        { NULL, "rule_ref", TABLE_STRING },
+        { NULL, "backend", TABLE_STRING },
+        { NULL, "backend_note", TABLE_STRING },
+        { NULL, "start_time", TABLE_UINT },
+        { NULL, "threads", TABLE_JSON },
+};
+
+static const TableColumn thread_columns[] = {
+        { "TID", "tid", TABLE_UINT, 8 },
+        { "COMM", "comm", TABLE_STRING, -15 },
+        { "POLICY", "policy", TABLE_STRING, -8 },
+        { "NICE", "nice", TABLE_INT, 4 },
+        { "LATNICE", NULL, TABLE_STRING, -7 }, /* "-" where the value does not count (realtime) */
+        { NULL, "latency_nice", TABLE_INT },
+        { "SLICE", NULL, TABLE_STRING },
+        { NULL, "slice_ns", TABLE_UINT },
+        { NULL, "realtime", TABLE_BOOL },
+};
+
+static int get_one_online(sd_bus *bus, Table *t, pid_t pid, bool first) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(table_freep) Table *threads = NULL;
         const char *comm, *set_by, *rule, *ref, *backend;
+        json_object *j = NULL;
         uint64_t start_time;
         int32_t value;
-        unsigned n = 0;
         char note[512];
-        int r;
+        int r, k;
 
         r = ctl_call_for_pid(bus, "GetTask", pid, NULL, NULL, &reply);
         if (r != CTL_EXIT_OK)
@@ -35,33 +64,27 @@ static int get_one_online(Ctl *ctl, sd_bus *bus, pid_t pid, bool first) {
         if (r < 0)
                 return ctl_bad_reply(r);
         (void) sched_ext_note(backend, note, sizeof(note));
+        threads = table_new(thread_columns, ELEMENTSOF(thread_columns), table_is_json(t));
+        if (!threads)
+                return ctl_bad_reply(-ENOMEM);
 
-        if (ctl->json) {
-                json_sep(!first);
-                putchar('{');
-                json_kv_int("pid", pid, true);
-                json_kv_str("comm", comm, false);
-                json_kv_int("latency_nice", value, false);
-                json_kv_str("set_by", set_by, false);
-                json_kv_str("rule", rule, false);
-                json_kv_str("rule_ref", ref, false);
-                json_kv_str("backend", backend, false);
-                json_kv_str("backend_note", note, false);
-                json_kv_int("start_time", (long long) start_time, false);
-                json_key("threads", false);
-                putchar('[');
-        } else {
-                printf("%sPID %d (%s): latency nice %" PRIi32 ", ", first ? "" : "\n", (int) pid, comm, value);
-                if (strcmp(set_by, LATNICE_SET_BY_NONE) == 0)
-                        printf("the default; latniced did not set it\n");
-                else if (strcmp(set_by, LATNICE_SET_BY_FOREIGN) == 0)
-                        printf("set by somebody else (not latniced)\n");
-                else
-                        printf("set by latniced: %s\n", ref);
-                if (*note)
-                        printf("Note: %s\n", note);
-                printf("%8s  %-15s  %-8s  %4s  %-7s  %s\n", "TID", "COMM", "POLICY", "NICE", "LATNICE", "SLICE");
-        }
+        table_add_stringf(t, "%sPID %d (%s): latency nice %" PRIi32 ", %s%s%s%s", first ? "" : "\n", (int) pid, comm,
+                          value,
+                          strcmp(set_by, LATNICE_SET_BY_NONE) == 0 ? "the default; latniced did not set it" :
+                          strcmp(set_by, LATNICE_SET_BY_FOREIGN) == 0 ? "set by somebody else (not latniced)" :
+                          "set by latniced: ",
+                          strcmp(set_by, LATNICE_SET_BY_NONE) == 0 || strcmp(set_by, LATNICE_SET_BY_FOREIGN) == 0 ?
+                          "" : ref,
+                          *note ? "\nNote: " : "", note);
+        table_add_int(t, pid);
+        table_add_string(t, comm);
+        table_add_int(t, value);
+        table_add_string(t, set_by);
+        table_add_string(t, rule);
+        table_add_string(t, ref);
+        table_add_string(t, backend);
+        table_add_string(t, note);
+        table_add_uint(t, start_time);
         for (;;) {
                 const char *tcomm, *policy;
                 uint32_t tid;
@@ -73,32 +96,25 @@ static int get_one_online(Ctl *ctl, sd_bus *bus, pid_t pid, bool first) {
                 r = sd_bus_message_read(reply, "(ussiitb)", &tid, &tcomm, &policy, &nice, &ln, &slice, &realtime);
                 if (r <= 0)
                         break;
-                if (ctl->json) {
-                        json_sep(n);
-                        putchar('{');
-                        json_kv_int("tid", tid, true);
-                        json_kv_str("comm", tcomm, false);
-                        json_kv_str("policy", policy, false);
-                        json_kv_int("nice", nice, false);
-                        json_kv_int("latency_nice", ln, false);
-                        json_kv_int("slice_ns", (long long) slice, false);
-                        json_kv_bool("realtime", realtime, false);
-                        putchar('}');
-                } else {
-                        if (!realtime)
-                                snprintf(lnbuf, sizeof(lnbuf), "%" PRIi32, ln);
-                        if (slice > 0 && !realtime)
-                                format_ms(slice, slicebuf, sizeof(slicebuf));
-                        printf("%8" PRIu32 "  %-15s  %-8s  %4" PRIi32 "  %-7s  %s\n", tid, tcomm, policy, nice, lnbuf,
-                               slicebuf);
-                }
-                n++;
+                if (!realtime)
+                        snprintf(lnbuf, sizeof(lnbuf), "%" PRIi32, ln);
+                if (slice > 0 && !realtime)
+                        format_ms(slice, slicebuf, sizeof(slicebuf));
+                table_add_uint(threads, tid);
+                table_add_string(threads, tcomm);
+                table_add_string(threads, policy);
+                table_add_int(threads, nice);
+                table_add_string(threads, lnbuf);
+                table_add_int(threads, ln);
+                table_add_string(threads, slicebuf);
+                table_add_uint(threads, slice);
+                table_add_bool(threads, realtime);
         }
+        k = table_finish(threads, &j);
+        table_add_json(t, j);
         if (r < 0)
                 return ctl_bad_reply(r);
-        if (ctl->json)
-                fputs("]}", stdout);
-        return CTL_EXIT_OK;
+        return k < 0 ? ctl_bad_reply(k) : CTL_EXIT_OK;
 }
 
 static const char get_usage[] =
@@ -116,35 +132,41 @@ static int run_get(Ctl *ctl) {
         _cleanup_(freep) char *why = NULL;
         _cleanup_(freep) pid_t *pids = NULL;
         _cleanup_(ctl_kernel_view_done) KernelView kernel = { .proc_fd = -1 };
-        int n_pids = 0, rc = CTL_EXIT_OK;
+        _cleanup_(table_freep) Table *t = NULL;
+        int n_pids = 0, rc = CTL_EXIT_OK, r;
 
-        if (ctl->n_args == 0)
-                return ctl_usage_error(ctl, "Missing PID.");
         if (ctl_parse_pids(ctl, 0, &pids, &n_pids) < 0)
                 return CTL_EXIT_USAGE;
 
         /* Without latniced, the kernel's view. */
-        if (ctl_bus_connect(&bus, &why) < 0 && ctl_kernel_view_open(ctl, &kernel) < 0)
+        if (ctl_bus_connect(&bus, &why) >= 0) {
+                t = table_new(get_columns, ELEMENTSOF(get_columns), ctl->json);
+                if (t)
+                        table_set_header(t, false);
+        } else
+                t = ctl_kernel_get_table(ctl);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+        if (!bus && ctl_kernel_view_open(t, &kernel) < 0)
                 return CTL_EXIT_FAILURE;
 
-        if (ctl->json)
-                putchar('[');
         for (int i = 0, shown = 0; i < n_pids; i++) {
-                int r = bus ? get_one_online(ctl, bus, pids[i], shown == 0) :
-                              ctl_kernel_get(ctl, &kernel, pids[i], shown == 0);
+                int k = bus ? get_one_online(bus, t, pids[i], shown == 0) : ctl_kernel_get(&kernel, t, pids[i]);
 
-                if (r == CTL_EXIT_OK)
+                if (k == CTL_EXIT_OK)
                         shown++;
                 else if (rc == CTL_EXIT_OK)
-                        rc = r;
+                        rc = k;
         }
-        if (ctl->json)
-                printf("]\n");
+        r = table_print(t);
+        if (r < 0)
+                return ctl_bad_reply(r);
         return rc;
 }
 
 const Verb verb_get = {
         "get", run_get, "show the latency nice of every thread of processes", get_usage,
+        .min_args = 1, .max_args = VERB_ANY, .missing = "Missing PID.",
 };
 
 /* ---- set ---------------------------------------------------------------- */
@@ -167,28 +189,38 @@ static const char set_usage[] =
         "that of the first one that failed; the others are still applied.\n";
 
 static int run_set(Ctl *ctl) {
+        static const TableColumn columns[] = {
+                { "", NULL, TABLE_STRING },
+                { NULL, "pid", TABLE_INT },
+                { NULL, "latency_nice", TABLE_INT },
+                { NULL, "threads_applied", TABLE_UINT },
+                { NULL, "threads", TABLE_UINT },
+        };
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(freep) pid_t *pids = NULL;
         _cleanup_(freep) char *why = NULL;
         int32_t ln = ctl->latency_nice;
-        int n_pids = 0, rc = CTL_EXIT_OK, shown = 0;
+        int n_pids = 0, rc = CTL_EXIT_OK, r;
         pid_t agent;
 
         if (ctl_parse_pids(ctl, 0, &pids, &n_pids) < 0)
                 return CTL_EXIT_USAGE;
+        /* Not the verb table's to count: the PIDs of -p count too, and a bad one is said first. */
         if (!ctl->have_latency_nice || n_pids == 0)
                 return ctl_usage_error(ctl, "%s", !ctl->have_latency_nice ? "Missing -l N." : "Missing PID.");
 
         if (ctl_bus_connect(&bus, &why) < 0)
                 return ctl_kernel_set(ctl, pids, n_pids);
 
+        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
+        if (!t)
+                return ctl_bad_reply(-ENOMEM);
+        table_set_header(t, false);
         agent = ctl_polkit_agent_open();
-        if (ctl->json)
-                putchar('[');
         for (int i = 0; i < n_pids; i++) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 uint32_t applied = 0, threads = 0;
-                int r;
 
                 r = ctl_call_for_pid(bus, "SetLatencyNice", pids[i], &ln, "nothing applied", &reply);
                 if (r == CTL_EXIT_OK) {
@@ -202,23 +234,23 @@ static int run_set(Ctl *ctl) {
                                 rc = r;
                         continue;
                 }
-                if (ctl->json) {
-                        json_sep(shown);
-                        printf("{\"pid\":%d,\"latency_nice\":%d,\"threads_applied\":%" PRIu32 ",\"threads\":%" PRIu32
-                               "}", (int) pids[i], ctl->latency_nice, applied, threads);
-                } else
-                        printf("PID %d: latency nice %d on %" PRIu32 " of %" PRIu32 " thread%s (through latniced).\n",
-                               (int) pids[i], ctl->latency_nice, applied, threads, threads == 1 ? "" : "s");
-                shown++;
+                table_add_stringf(t, "PID %d: latency nice %d on %" PRIu32 " of %" PRIu32 " thread%s (through latniced).",
+                                  (int) pids[i], ctl->latency_nice, applied, threads, threads == 1 ? "" : "s");
+                table_add_int(t, pids[i]);
+                table_add_int(t, ctl->latency_nice);
+                table_add_uint(t, applied);
+                table_add_uint(t, threads);
         }
         ctl_polkit_agent_close(agent);
-        if (ctl->json)
-                printf("]\n");
+        r = table_print(t);
+        if (r < 0)
+                return ctl_bad_reply(r);
         return rc;
 }
 
 const Verb verb_set = {
         "set", run_set, "set latency nice on every thread of running processes", set_usage,
+        .min_args = 0, .max_args = VERB_ANY,
 };
 
 /* ---- explain ------------------------------------------------------------ */
@@ -233,27 +265,35 @@ static int read_rule(sd_bus_message *m, BusRule *r) {
         return sd_bus_message_read(m, "(sssui)", &r->kind, &r->name, &r->file, &r->line, &r->value);
 }
 
-static void print_bus_rule(const BusRule *r) {
-        printf("[%s %s] %s:%" PRIu32, r->kind, r->name, r->file, r->line);
+static const TableColumn rule_columns[] = {
+        { NULL, "kind", TABLE_STRING },
+        { NULL, "name", TABLE_STRING },
+        { NULL, "file", TABLE_STRING },
+        { NULL, "line", TABLE_UINT },
+        { NULL, "latency_nice", TABLE_INT },
+};
+
+static void add_rule(Table *t, const BusRule *r) {
+        table_add_string(t, r->kind);
+        table_add_string(t, r->name);
+        table_add_string(t, r->file);
+        table_add_uint(t, r->line);
+        table_add_int(t, r->value);
 }
 
-static void json_rule(const BusRule *r) {
-        putchar('{');
-        json_kv_str("kind", r->kind, true);
-        json_kv_str("name", r->name, false);
-        json_kv_str("file", r->file, false);
-        json_kv_int("line", r->line, false);
-        json_kv_int("latency_nice", r->value, false);
-        putchar('}');
-}
+/* A rule as JSON (null where none matched), for a cell; NULL in text. */
+static json_object *rule_json(const Table *t, const BusRule *r) {
+        _cleanup_(table_freep) Table *v = NULL;
+        json_object *j = NULL;
 
-/* "key":{rule}, or "key":null where no rule matched. */
-static void json_kv_rule(const char *key, const BusRule *r) {
-        json_key(key, false);
-        if (isempty(r->kind))
-                fputs("null", stdout);
-        else
-                json_rule(r);
+        if (!table_is_json(t) || isempty(r->kind))
+                return NULL;
+        v = table_new_vertical(rule_columns, ELEMENTSOF(rule_columns), true);
+        if (!v)
+                return NULL;
+        add_rule(v, r);
+        (void) table_finish(v, &j);
+        return j;
 }
 
 static const char *dict_get(char **dict, const char *key) {
@@ -263,8 +303,49 @@ static const char *dict_get(char **dict, const char *key) {
         return "";
 }
 
+/* dict's value for key, or dflt where it is empty. */
+static const char *dict_or(char **dict, const char *key, const char *dflt) {
+        const char *v = dict_get(dict, key);
+
+        return *v ? v : dflt;
+}
+
+/* latniced's answer: the text in its order, the JSON in its own; NULL text: no line. */
+static const TableColumn explain_columns[] = {
+        { "", NULL, TABLE_STRING },              /* a note on kernel threads */
+        { NULL, "task", TABLE_DICT },
+        { "", NULL, TABLE_STRING },              /* "Process PID" */
+        { "  comm", NULL, TABLE_STRING, -10 },
+        { "  exe", NULL, TABLE_STRING, -10 },
+        { "  cmdline", NULL, TABLE_STRING, -10 },
+        { "  parent", NULL, TABLE_STRING, -10 },
+        { "  app", NULL, TABLE_STRING, -10 },
+        { "  ancestors", NULL, TABLE_STRING, -10 },
+        { "  user", NULL, TABLE_STRING, -10 },
+        { "  group", NULL, TABLE_STRING, -10 },
+        { "  cgroup", NULL, TABLE_STRING, -10 },
+        { "", NULL, TABLE_STRING },              /* a blank line */
+        { NULL, "how", TABLE_STRING },
+        { "", NULL, TABLE_STRING },              /* "Matched:  ..." and why */
+        { NULL, "rule", TABLE_JSON },
+        { NULL, "because", TABLE_STRV },
+        { "Now", NULL, TABLE_STRING, -9 },
+        { "", NULL, TABLE_STRING },              /* a "Shadowed: ..." line for each */
+        { NULL, "shadowed", TABLE_JSON },
+        { "Unit", NULL, TABLE_STRING, -9 },
+        { NULL, "unit_rule", TABLE_JSON },
+        { "Unit of the process", NULL, TABLE_STRING, -1 },
+        { "Note", NULL, TABLE_STRING, -9 },
+        { NULL, "backend_note", TABLE_STRING },
+        { NULL, "source", TABLE_STRING },
+        { "", NULL, TABLE_STRING },
+};
+
 static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(table_freep) Table *t = NULL, *shadowed_t = NULL;
+        _cleanup_(freep) char *shadowed_text = NULL, *because_text = NULL;
+        json_object *j = NULL;
         _cleanup_(strv_freep) char **task = NULL, **because = NULL;
         BusRule rule = {}, unit_rule = {}, shadowed[64];
         size_t n_shadowed = 0;
@@ -315,79 +396,71 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
                 backend = NULL;
         (void) sched_ext_note(backend, note, sizeof(note));
 
-        if (ctl->json) {
-                putchar('{');
-                json_key("task", true);
-                putchar('{');
-                for (char **i = task; i && i[0] && i[1]; i += 2)
-                        json_kv_str(i[0], i[1], i == task);
-                putchar('}');
-                json_kv_str("how", how, false);
-                json_kv_rule("rule", &rule);
-                json_kv_strv("because", because, false);
-                json_key("shadowed", false);
-                putchar('[');
-                for (size_t i = 0; i < n_shadowed; i++) {
-                        json_sep(i);
-                        json_rule(&shadowed[i]);
-                }
-                putchar(']');
-                json_kv_rule("unit_rule", &unit_rule);
-                json_kv_str("backend_note", note, false);
-                json_kv_str("source", "latniced", false);
-                printf("}\n");
-                return CTL_EXIT_OK;
+        t = table_new_vertical(explain_columns, ELEMENTSOF(explain_columns), ctl->json);
+        shadowed_t = table_new(rule_columns, ELEMENTSOF(rule_columns), ctl->json);
+        if (!t || !shadowed_t)
+                return ctl_bad_reply(-ENOMEM);
+        for (size_t i = 0; i < n_shadowed; i++) {
+                add_rule(shadowed_t, &shadowed[i]);
+                r = strextendf(&shadowed_text, "%sShadowed: [%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
+                               " (an earlier rule wins)", i ? "\n" : "", shadowed[i].kind, shadowed[i].name,
+                               shadowed[i].file, shadowed[i].line, shadowed[i].value);
+                if (r < 0)
+                        return ctl_bad_reply(r);
         }
+        because_text = strv_join(because, " ");
 
         if (strcmp(how, "kernel-thread") == 0)
-                printf("Note: %d is a kernel thread; latniced never changes kernel threads.\n", (int) pid);
-        printf("Process %s\n", dict_get(task, "pid"));
-        printf("  comm:    %s\n", *dict_get(task, "comm") ? dict_get(task, "comm") : "-");
-        printf("  exe:     %s\n", *dict_get(task, "exe") ? dict_get(task, "exe") : "-");
-        printf("  cmdline: %s\n", *dict_get(task, "cmdline") ? dict_get(task, "cmdline") : "-");
-        printf("  parent:  %s\n", *dict_get(task, "parent") ? dict_get(task, "parent") : "-");
-        if (*dict_get(task, "app"))
-                printf("  app:     %s\n", dict_get(task, "app"));
-        if (*dict_get(task, "ancestors"))
-                printf("  ancestors: %s\n", dict_get(task, "ancestors"));
-        printf("  user:    %s (%s)\n", *dict_get(task, "user") ? dict_get(task, "user") : "?", dict_get(task, "uid"));
-        printf("  group:   %s (%s)\n", *dict_get(task, "group") ? dict_get(task, "group") : "?",
-               dict_get(task, "gid"));
-        printf("  cgroup:  %s\n\n", *dict_get(task, "cgroup") ? dict_get(task, "cgroup") : "-");
-
-        if (!isempty(rule.kind)) {
-                printf("Matched:  ");
-                print_bus_rule(&rule);
-                if (strcmp(how, "unit") == 0)
-                        printf(" -> LatencyNice=%" PRIi32 ", through the unit the process runs in\n", rule.value);
-                else {
-                        _cleanup_(freep) char *j = strv_join(because, " ");
-
-                        printf(" -> LatencyNice=%" PRIi32 "\n", rule.value);
-                        printf("  because %s all matched\n", j ?: "");
-                }
-        } else
-                printf("Matched:  no rule; latniced leaves this process alone\n");
-        if (strcmp(how, "foreground") == 0)
-                printf("Now:      the foreground boost ([Foreground] in latniced.conf): its window has focus; "
-                       "when focus moves on it gets back the value above (or its own)\n");
-        for (size_t i = 0; i < n_shadowed; i++) {
-                printf("Shadowed: ");
-                print_bus_rule(&shadowed[i]);
-                printf(" -> LatencyNice=%" PRIi32 " (an earlier rule wins)\n", shadowed[i].value);
-        }
-        if (!isempty(unit_rule.kind)) {
-                printf("Unit:     ");
-                print_bus_rule(&unit_rule);
-                printf(" -> LatencyNice=%" PRIi32 " for the unit; the process rule decides this process\n",
-                       unit_rule.value);
-        }
-        if (*dict_get(task, "unit"))
-                printf("Unit of the process: %s\n", dict_get(task, "unit"));
-        if (*note)
-                printf("Note:     %s\n", note);
-        printf("(the rules latniced is running; --root=/ explains with the files on disk)\n");
-        return CTL_EXIT_OK;
+                table_add_stringf(t, "Note: %d is a kernel thread; latniced never changes kernel threads.", (int) pid);
+        else
+                table_add_string(t, NULL);
+        table_add_dict(t, task);
+        table_add_stringf(t, "Process %s", dict_get(task, "pid"));
+        table_add_string(t, dict_or(task, "comm", "-"));
+        table_add_string(t, dict_or(task, "exe", "-"));
+        table_add_string(t, dict_or(task, "cmdline", "-"));
+        table_add_string(t, dict_or(task, "parent", "-"));
+        table_add_string(t, dict_or(task, "app", NULL));
+        table_add_string(t, dict_or(task, "ancestors", NULL));
+        table_add_stringf(t, "%s (%s)", dict_or(task, "user", "?"), dict_get(task, "uid"));
+        table_add_stringf(t, "%s (%s)", dict_or(task, "group", "?"), dict_get(task, "gid"));
+        table_add_string(t, dict_or(task, "cgroup", "-"));
+        table_add_string(t, "");
+        table_add_string(t, how);
+        if (isempty(rule.kind))
+                table_add_string(t, "Matched:  no rule; latniced leaves this process alone");
+        else if (strcmp(how, "unit") == 0)
+                table_add_stringf(t, "Matched:  [%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
+                                  ", through the unit the process runs in", rule.kind, rule.name, rule.file,
+                                  rule.line, rule.value);
+        else
+                table_add_stringf(t, "Matched:  [%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32 "\n"
+                                  "  because %s all matched", rule.kind, rule.name, rule.file, rule.line,
+                                  rule.value, because_text ?: "");
+        table_add_json(t, rule_json(t, &rule));
+        table_add_strv(t, because);
+        table_add_string(t, strcmp(how, "foreground") == 0 ?
+                         "the foreground boost ([Foreground] in latniced.conf): its window has focus; when focus "
+                         "moves on it gets back the value above (or its own)" : NULL);
+        r = table_finish(shadowed_t, &j);
+        if (r < 0)
+                return ctl_bad_reply(r);
+        table_add_string(t, shadowed_text);
+        table_add_json(t, TAKE_PTR(j));
+        if (isempty(unit_rule.kind))
+                table_add_string(t, NULL);
+        else
+                table_add_stringf(t, "[%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
+                                  " for the unit; the process rule decides this process", unit_rule.kind,
+                                  unit_rule.name, unit_rule.file, unit_rule.line, unit_rule.value);
+        table_add_json(t, rule_json(t, &unit_rule));
+        table_add_string(t, dict_or(task, "unit", NULL));
+        table_add_string(t, *note ? note : NULL);
+        table_add_string(t, note);
+        table_add_string(t, "latniced");
+        table_add_string(t, "(the rules latniced is running; --root=/ explains with the files on disk)");
+        r = table_print(t);
+        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
 }
 
 static const char explain_usage[] =
@@ -439,6 +512,7 @@ static int run_explain(Ctl *ctl) {
 
 const Verb verb_explain = {
         "explain", run_explain, "show which rule applies to a process and why", explain_usage,
+        .min_args = 0, .max_args = 1,
 };
 
 /* ---- run ---------------------------------------------------------------- */

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "ctl-exit.h"
+#include "ctl-table.h"
 #include "profile.h"
 #include "rules.h"
 #include "sched.h"
@@ -42,11 +43,17 @@ typedef struct Ctl {
         int n_args;
 } Ctl;
 
+/* A verb's arguments, as systemd's dispatch_verb() counts them: latnicectl.c checks them before run(). */
+#define VERB_ANY (-1)
+
 struct Verb {
         const char *name;
         int (*run)(Ctl *ctl);
         const char *summary;
-        const char *usage; /* the synopsis lines, a blank line, the description */
+        const char *usage;     /* the synopsis lines, a blank line, the description */
+        int min_args, max_args; /* what follows the verb, options taken out; max VERB_ANY: no limit */
+        const char *missing;    /* the message when fewer than min_args are given */
+        bool needs_latency_nice; /* -l N, said before a missing argument */
 };
 
 extern const Verb verb_check, verb_cat_config, verb_explain, verb_run, verb_get, verb_set, verb_status, verb_list,
@@ -69,11 +76,12 @@ typedef struct KernelView {
         int proc_fd;
         SchedProbe probe;
 } KernelView;
-/* Opens /proc and probes the backend (and says which, without --json); < 0 it said why not. */
-int ctl_kernel_view_open(const Ctl *ctl, KernelView *ret);
+/* Opens /proc and probes the backend (and says which, in t's text); < 0 it said why not. */
+int ctl_kernel_view_open(const Table *t, KernelView *ret);
 void ctl_kernel_view_done(KernelView *v);
-/* One process as the kernel sees it, in get's format; an exit status. */
-int ctl_kernel_get(const Ctl *ctl, const KernelView *v, pid_t pid, bool first);
+/* get's table for the kernel's view, and one process added to it; an exit status. */
+Table *ctl_kernel_get_table(const Ctl *ctl);
+int ctl_kernel_get(const KernelView *v, Table *t, pid_t pid);
 int ctl_kernel_set(Ctl *ctl, const pid_t *pids, int n_pids);
 int ctl_explain_offline(Ctl *ctl, pid_t pid);
 

@@ -282,5 +282,11 @@ int main(int argc, char **argv) {
                 }
                 ctl.have_latency_nice = true;
         }
+        if (ctl.verb->needs_latency_nice && !ctl.latency_nice_arg)
+                return ctl_usage_error(&ctl, "Missing -l N.");
+        if (ctl.n_args < ctl.verb->min_args)
+                return ctl_usage_error(&ctl, "%s", ctl.verb->missing);
+        if (ctl.verb->max_args != VERB_ANY && ctl.n_args > ctl.verb->max_args)
+                return ctl_usage_error(&ctl, "Unexpected argument '%s'.", ctl.args[ctl.verb->max_args]);
         return ctl.verb->run(&ctl);
 }

@@ -10,12 +10,12 @@
 set -uo pipefail
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-L=$HERE/lntest-systemd
+L=$HERE/../harness/lntest-systemd
 NAME=smoke-$$
 STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 PY=/usr/bin/python3
 
-. "$HERE/testlib.sh"
+. "$HERE/../harness/testlib.sh"
 check() { # check DESCRIPTION CMD...
         local what=$1
         shift
