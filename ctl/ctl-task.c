@@ -440,37 +440,3 @@ static int run_explain(Ctl *ctl) {
 const Verb verb_explain = {
         "explain", run_explain, "show which rule applies to a process and why", explain_usage,
 };
-
-/* ---- run ---------------------------------------------------------------- */
-
-int ctl_run_through_daemon(int ln, char **ret_why) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(freep) char *why = NULL;
-        uint32_t applied = 0, threads = 0;
-        int r;
-
-        *ret_why = NULL;
-        if (ctl_bus_connect(&bus, &why) < 0)
-                return 0;
-        /*
-         * Set through latniced, which records it as an explicit value: its
-         * rules leave it alone at the exec. Without a polkit prompt: where
-         * latniced would ask for a password, we set the value ourselves.
-         */
-        (void) sd_bus_set_allow_interactive_authorization(bus, false);
-        r = ctl_bus_call_for_pid(bus, "SetLatencyNice", getpid(), &(int32_t) { ln }, &error, &reply);
-        if (r < 0) {
-                if (asprintf(ret_why, "%s", sd_bus_error_is_set(&error) ? error.message ?: error.name : strerror(-r)) < 0)
-                        *ret_why = NULL;
-                return r;
-        }
-        r = sd_bus_message_read(reply, "uu", &applied, &threads);
-        if (r < 0 || applied == 0) {
-                if (asprintf(ret_why, "%s", r < 0 ? "bad reply" : "it applied it to no thread") < 0)
-                        *ret_why = NULL;
-                return r < 0 ? r : -EBUSY;
-        }
-        return 1;
-}

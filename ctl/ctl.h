@@ -76,11 +76,3 @@ void ctl_kernel_view_done(KernelView *v);
 int ctl_kernel_get(const Ctl *ctl, const KernelView *v, pid_t pid, bool first);
 int ctl_kernel_set(Ctl *ctl, const pid_t *pids, int n_pids);
 int ctl_explain_offline(Ctl *ctl, pid_t pid);
-
-/*
- * latnicectl run: sets latency nice ln on ourselves through latniced when it
- * is on the bus, so that the value counts as explicit and a rule matching the
- * command does not replace it after the exec. 1 done; 0 latniced is not
- * there; < 0 it refused or failed (*ret_why says why, free it).
- */
-int ctl_run_through_daemon(int ln, char **ret_why);
