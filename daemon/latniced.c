@@ -10,6 +10,7 @@
 #include "log.h"
 #include "manager-bus.h"
 #include "manager-foreground.h"
+#include "manager-lifecycle.h"
 #include "manager-units.h"
 #include "manager.h"
 #include "profile.h"

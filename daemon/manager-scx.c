@@ -71,14 +71,6 @@ typedef struct ManagerScx {
         unsigned n_processes, n_gone;
 } ManagerScx;
 
-const char *manager_backend(Manager *m) {
-        return m->scx_state ? m->scx_state->backend : backend_to_string(m->probe.backend);
-}
-
-const char *manager_backend_reason(Manager *m) {
-        return m->scx_state ? m->scx_state->reason : m->probe.reason;
-}
-
 bool manager_scx_in_charge(Manager *m) {
         return m->scx_state && scx_in_charge(&m->scx_state->status);
 }
@@ -350,6 +342,8 @@ int manager_scx_start(Manager *m) {
                 return log_oom();
         s->uevent_fd = -1;
         m->scx_state = s;
+        m->backend = s->backend;
+        m->backend_reason = s->reason;
 
         r = scx_open_uevents(m, s);
         if (r < 0) {
@@ -387,4 +381,5 @@ void manager_scx_free(Manager *m) {
         free(s->todo);
         free(s);
         m->scx_state = NULL;
+        m->backend = m->backend_reason = NULL;
 }

@@ -21,27 +21,6 @@
 #include "proc.h"
 #include "util.h"
 
-static const char * const source_kind_table[_SOURCE_MAX] = {
-        [SOURCE_BPF] = "bpf",
-        [SOURCE_NETLINK] = "netlink",
-        [SOURCE_SCAN] = "proc-scan",
-};
-
-const char *source_kind_to_string(SourceKind k) {
-        return k >= 0 && k < _SOURCE_MAX ? source_kind_table[k] : "auto";
-}
-
-SourceKind source_kind_from_string(const char *s) {
-        if (strcmp(s, "auto") == 0)
-                return SOURCE_AUTO;
-        for (int k = 0; k < _SOURCE_MAX; k++)
-                if (strcmp(s, source_kind_table[k]) == 0)
-                        return k;
-        if (strcmp(s, "scan") == 0)
-                return SOURCE_SCAN;
-        return _SOURCE_MAX;
-}
-
 /*
  * uid/gid -> name for User=name and Group=name rules, cached: NSS reads
  * /etc/passwd (or asks LDAP) on every call. Direct-mapped by id, one cache

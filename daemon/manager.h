@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * latniced's state, shared by the manager's files: manager.c (lifecycle,
- * signals, sd_notify, its own realtime policy), manager-decide.c (deciding
- * and applying), manager-sources.c (exec events and /proc walks),
- * manager-rules.c (rules, profile, prefilter, watches) and bus-link.c (the
- * system bus connection). The layers above (manager-bus.c, manager-units.c)
- * use these headers; the manager reaches them only through ManagerHooks.
+ * latniced's state, shared by the manager's files: manager.c (what the
+ * parts share: sd_notify, the Backend strings, its own realtime policy),
+ * manager-decide.c (deciding and applying), manager-sources.c (exec events
+ * and /proc walks), manager-rules.c (rules, profile, prefilter, watches),
+ * manager-scx.c, manager-stats.c and bus-link.c (the system bus
+ * connection); manager-lifecycle.c above them all sets them up, runs the
+ * loop and tears them down. The layers above (manager-bus.c,
+ * manager-units.c) use these headers; the manager reaches them only
+ * through ManagerHooks.
  */
 #pragma once
 
@@ -115,6 +118,8 @@ struct Manager {
         struct ManagerForeground *foreground_state; /* manager-foreground.c */
         struct ManagerStats *stats_state; /* manager-stats.c */
         struct ManagerScx *scx_state;     /* manager-scx.c, NULL on a kernel without sched_ext */
+        /* What Backend and BackendReason read; NULL: the probe's (manager-scx.c points them at its own). */
+        const char *backend, *backend_reason;
         ManagerOptions options;
         ManagerHooks hooks;
 
@@ -192,18 +197,17 @@ struct Manager {
 /* Processes decided per dispatch of a /proc walk. */
 #define SCAN_CHUNK 256
 
-int manager_new(const ManagerOptions *o, const ManagerHooks *hooks, Manager **ret);
-Manager *manager_free(Manager *m);
-static inline void manager_freep(Manager **m) {
-        manager_free(*m);
-}
+/* The Backend and BackendReason properties: the probe's unless a BPF scheduler is in charge. */
+const char *manager_backend(const Manager *m);
+const char *manager_backend_reason(const Manager *m);
 
-int manager_start(Manager *m);
 /* READY=1 once: the event source is live, the startup scan done and the bus name owned (or no bus). */
 void manager_notify_ready(Manager *m);
 /* STATUS= for systemctl status, once ready. */
 void manager_notify_status(Manager *m);
-int manager_run(Manager *m);
+
+/* At start: latniced's own slice, and whether SCHED_FIFO is granted (said in the log). */
+void manager_setup_realtime(Manager *m);
 
 /* Every event source except the exec sources calls this first: latniced runs
  * at SCHED_FIFO only while it sleeps and handles exec events. */

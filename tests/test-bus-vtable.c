@@ -50,14 +50,6 @@ int manager_set_profile(Manager *m, const char *name) {
         return 0;
 }
 
-const char *source_kind_to_string(SourceKind k) {
-        return k == SOURCE_SCAN ? "proc-scan" : "bpf";
-}
-
-void manager_notify_ready(Manager *m) {
-        m->ready = true;
-}
-
 static unsigned stub_manual_records;
 
 int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
@@ -109,15 +101,6 @@ uint64_t manager_stats_deadline(const Manager *m) {
 
 const StatsResult *manager_stats_last(const Manager *m) {
         return NULL;
-}
-
-/* No BPF scheduler here: the fair class's backend (manager-scx.c follows sched_ext in the VM test). */
-const char *manager_backend(Manager *m) {
-        return backend_to_string(m->probe.backend);
-}
-
-const char *manager_backend_reason(Manager *m) {
-        return m->probe.reason;
 }
 
 /* ---- the server -------------------------------------------------------- */
