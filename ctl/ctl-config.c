@@ -245,9 +245,8 @@ static void print_task(const TaskInfo *t) {
 
 static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        _cleanup_(match_explain_done) MatchExplain ex = {};
         _cleanup_(freep) char *unit = NULL;
-        MatchResult m = {};
-        const Rule *ur = NULL;
         int r;
 
         r = ctl_load_rules(ctl, &s);
@@ -262,22 +261,23 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
         print_task(t);
         putchar('\n');
 
-        r = match_task(s, t, true, &m);
+        r = match_explain(s, NULL, t, true, &ex);
         if (r < 0) {
                 fprintf(stderr, "Out of memory.\n");
                 return CTL_EXIT_FAILURE;
         }
-        if (m.rule) {
+        switch (ex.how) {
+        case MATCH_HOW_PROCESS:
                 printf("Matched:  ");
-                print_rule_ref(m.rule);
-                printf(" -> LatencyNice=%d%s\n", m.rule->latency_nice, m.rule->override ? " (Override=yes)" : "");
+                print_rule_ref(ex.rule);
+                printf(" -> LatencyNice=%d%s\n", ex.rule->latency_nice, ex.rule->override ? " (Override=yes)" : "");
                 printf("  because");
                 for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
-                        if (!rule_match(m.rule, k))
+                        if (!rule_match(ex.rule, k))
                                 continue;
-                        printf(" %s=%s", match_key_to_string(k), match_key_matched(m.rule, k, t));
+                        printf(" %s=%s", match_key_to_string(k), match_key_matched(ex.rule, k, t));
                         if (k == MATCH_ANCESTOR) {
-                                ssize_t i = match_ancestor_matched(m.rule, t);
+                                ssize_t i = match_ancestor_matched(ex.rule, t);
 
                                 if (i >= 0)
                                         printf(" (%.15s[%d], %zd level%s up)", t->ancestors[i].comm,
@@ -285,25 +285,26 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
                         }
                 }
                 printf(" matched\n");
-        } else {
+                break;
+        case MATCH_HOW_UNIT:
                 /* Without a process rule, a unit rule gives its value per task (on kernels without a cgroup knob). */
-                ur = match_task_unit_rule(s, t);
-                if (ur) {
-                        printf("Matched:  ");
-                        print_rule_ref(ur);
-                        printf(" -> LatencyNice=%d, through the unit the process runs in\n", ur->latency_nice);
-                } else
-                        printf("Matched:  no rule; latniced leaves this process alone\n");
+                printf("Matched:  ");
+                print_rule_ref(ex.rule);
+                printf(" -> LatencyNice=%d, through the unit the process runs in\n", ex.rule->latency_nice);
+                break;
+        default:
+                printf("Matched:  no rule; latniced leaves this process alone\n");
         }
-        for (size_t i = 0; i < m.n_shadowed; i++) {
+        for (size_t i = 0; i < ex.match.n_shadowed; i++) {
                 printf("Shadowed: ");
-                print_rule_ref(m.shadowed[i]);
-                printf(" -> LatencyNice=%d (an earlier rule wins)\n", m.shadowed[i]->latency_nice);
+                print_rule_ref(ex.match.shadowed[i]);
+                printf(" -> LatencyNice=%d (an earlier rule wins)\n", ex.match.shadowed[i]->latency_nice);
         }
-        if (m.rule && (ur = match_task_unit_rule(s, t))) {
+        if (ex.unit_rule) {
                 printf("Unit:     ");
-                print_rule_ref(ur);
-                printf(" -> LatencyNice=%d for the unit; the process rule decides this process\n", ur->latency_nice);
+                print_rule_ref(ex.unit_rule);
+                printf(" -> LatencyNice=%d for the unit; the process rule decides this process\n",
+                       ex.unit_rule->latency_nice);
         }
         if (verbose)
                 for (size_t i = 0; i < s->n_rules; i++) {
@@ -321,7 +322,6 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
         unit = cgroup_path_unit(t->cgroup);
         if (unit)
                 printf("Unit of the process: %s\n", unit);
-        match_result_done(&m);
         return CTL_EXIT_OK;
 }
 

@@ -451,10 +451,9 @@ static int append_task_dict(sd_bus_message *reply, const TaskInfo *t) {
 static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(target_done) Target tg = { .pidfd = -1 };
-        _cleanup_(match_result_done) MatchResult mr = {};
+        _cleanup_(match_explain_done) MatchExplain ex = {};
         _cleanup_(proc_task_done) ProcTask p = {};
-        const Rule *winner = NULL, *unit_rule = NULL;
-        const char *how = "none";
+        const char *how;
         TaskInfo t;
         int r;
 
@@ -484,19 +483,10 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
                                     !authz_owns(c->uid, ids.ruid, ids.euid);
                 }
 
-        r = match_task(m->rules, &t, true, &mr);
+        r = match_explain(m->rules, NULL, &t, true, &ex);
         if (r < 0)
                 return r;
-        /* As the daemon decides: a process rule first, else a unit rule through the process's unit. */
-        unit_rule = match_task_unit_rule(m->rules, &t);
-        if (mr.rule) {
-                winner = mr.rule;
-                how = "process";
-        } else if (unit_rule) {
-                winner = unit_rule;
-                how = "unit";
-                unit_rule = NULL;
-        }
+        how = match_how_to_string(ex.how);
         {
                 /* The boost holds the value while the window has focus; the rule above comes back after. */
                 AppliedProcess *e = applied_entry(m, tg.pid, tg.st.start_time);
@@ -513,17 +503,17 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
         if (r >= 0)
                 r = sd_bus_message_append(reply, "s", how);
         if (r >= 0)
-                r = append_rule(reply, winner);
+                r = append_rule(reply, ex.rule);
         if (r >= 0)
-                r = append_rule_keys(reply, winner);
+                r = append_rule_keys(reply, ex.rule);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(sssui)");
-        for (size_t i = 0; r >= 0 && i < mr.n_shadowed; i++)
-                r = append_rule(reply, mr.shadowed[i]);
+        for (size_t i = 0; r >= 0 && i < ex.match.n_shadowed; i++)
+                r = append_rule(reply, ex.match.shadowed[i]);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
-                r = append_rule(reply, unit_rule);
+                r = append_rule(reply, ex.unit_rule);
         if (r < 0)
                 return r;
         return target_send_reply(m->proc_fd, &tg, reply, error);

@@ -484,7 +484,8 @@ static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start
  */
 int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start, bool fresh_exec) {
         AppliedProcess *e = applied_table_get(m->applied, t->pid);
-        MatchResult mr = {};
+        MatchExplain ex;
+        MatchHow how;
         const Rule *rule;
         ApplyRequest q;
         char ref[512];
@@ -506,14 +507,16 @@ int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t 
         if (e && e->foreground && !fresh_exec && applied_is_ours(&m->probe, m->proc_fd, e) > 0)
                 return 0;
 
-        r = match_index_task(m->index, t, false, &mr);
+        r = match_explain(m->rules, m->index, t, false, &ex);
         if (r < 0)
                 return log_oom();
-        rule = mr.rule;
-        match_result_done(&mr);
+        rule = ex.rule;
+        how = ex.how;
+        match_explain_done(&ex);
 
-        if (!rule) {
-                r = m->hooks.units_decide ? m->hooks.units_decide(m, t, start_time, fresh_exec) : 0;
+        if (how != MATCH_HOW_PROCESS) {
+                /* A unit rule acts through the unit layer (the cgroup knob, or per task without one). */
+                r = rule && m->hooks.units_decide ? m->hooks.units_decide(m, t, rule, start_time, fresh_exec) : 0;
                 if (r != 0)
                         return r;
                 e = applied_table_get(m->applied, t->pid);

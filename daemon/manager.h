@@ -92,7 +92,8 @@ typedef struct ManagerHooks {
         void (*applied)(Manager *m, pid_t pid, const char *comm, int value, const char *rule);
         void (*reloaded)(Manager *m);
         /* [Unit] rules: see manager-units.h. */
-        int (*units_decide)(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec);
+        int (*units_decide)(Manager *m, const TaskInfo *t, const Rule *rule, uint64_t start_time,
+                            bool fresh_exec);
         int (*units_filter_ids)(Manager *m, uint64_t **ret_ids, size_t *ret_n);
         void (*units_rules_changed)(Manager *m);
         void (*units_free)(Manager *m);

@@ -402,6 +402,42 @@ const Rule *match_task_unit_rule(const RuleSet *s, const TaskInfo *t) {
         return NULL;
 }
 
+int match_explain(const RuleSet *s, MatchIndex *ix, const TaskInfo *t, bool want_shadowed, MatchExplain *ret) {
+        MatchExplain e = {};
+        int r;
+
+        r = ix ? match_index_task(ix, t, want_shadowed, &e.match)
+               : s ? match_task(s, t, want_shadowed, &e.match) : 0;
+        if (r < 0)
+                return r;
+        if (e.match.rule) {
+                e.how = MATCH_HOW_PROCESS;
+                e.rule = e.match.rule;
+                if (want_shadowed && s)
+                        e.unit_rule = match_task_unit_rule(s, t);
+        } else {
+                e.rule = s ? match_task_unit_rule(s, t) : NULL;
+                e.how = e.rule ? MATCH_HOW_UNIT : MATCH_HOW_NONE;
+        }
+        *ret = e;
+        return 0;
+}
+
+void match_explain_done(MatchExplain *e) {
+        match_result_done(&e->match);
+        *e = (MatchExplain) {};
+}
+
+static const char *const match_how_table[_MATCH_HOW_MAX] = {
+        [MATCH_HOW_NONE] = "none",
+        [MATCH_HOW_PROCESS] = "process",
+        [MATCH_HOW_UNIT] = "unit",
+};
+
+const char *match_how_to_string(MatchHow h) {
+        return h >= 0 && h < _MATCH_HOW_MAX ? match_how_table[h] : NULL;
+}
+
 const Rule *match_unit(const RuleSet *s, const char *unit) {
         for (size_t i = 0; i < s->n_rules; i++) {
                 const Rule *r = &s->rules[i];
