@@ -470,7 +470,7 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
         if (r < 0)
                 return no_such_process(error, tg.pid, r);
         proc_task_to_info(&p, &t);
-        manager_task_set_exe_check(m, &t);
+        proc_task_set_exe_check(&t, &m->proc_fd);
         if (c->uid != 0)
                 /* The chain climbs into other users' processes (sudo, sshd, a root shell): they are matched
                  * against, but only the caller's own are named to the caller. */

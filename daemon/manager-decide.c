@@ -6,9 +6,6 @@
  * its start time.
  */
 
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-
 #include "log.h"
 #include "manager-decide.h"
 #include "manager-stats.h"
@@ -107,42 +104,6 @@ int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid,
         }
         manager_prune(m);
         return 0;
-}
-
-/*
- * Is the file at path the executable t runs? The kernel told us its inode
- * (BPF record), or /proc/PID/exe leads to it. An executable that was
- * replaced while it ran (an upgrade: "/usr/bin/x (deleted)") still counts
- * for its old path if root owns it and only root could write it.
- */
-static bool manager_exe_is(const TaskInfo *t, const char *path, void *userdata) {
-        Manager *m = userdata;
-        struct stat want, have;
-        bool have_want;
-        char link[32];
-        size_t l;
-
-        have_want = stat(path, &want) >= 0;
-        if (have_want && t->exe_ino != 0) {
-                if (want.st_ino != t->exe_ino)
-                        return false;
-                if (want.st_dev == makedev(t->exe_dev >> 20, t->exe_dev & 0xfffff))
-                        return true;
-                /* Same inode number, another device number (btrfs subvolumes report their own): ask /proc. */
-        }
-        snprintf(link, sizeof(link), "%d/exe", (int) t->pid);
-        if (fstatat(m->proc_fd, link, &have, 0) < 0)
-                return false;
-        if (have_want && want.st_dev == have.st_dev && want.st_ino == have.st_ino)
-                return true;
-        l = strlen(path);
-        return t->exe && strncmp(t->exe, path, l) == 0 && strcmp(t->exe + l, " (deleted)") == 0 &&
-               have.st_nlink == 0 && have.st_uid == 0 && !(have.st_mode & (S_IWGRP | S_IWOTH));
-}
-
-void manager_task_set_exe_check(Manager *m, TaskInfo *t) {
-        t->exe_is = manager_exe_is;
-        t->exe_userdata = m;
 }
 
 static void manager_restore(Manager *m, AppliedProcess *e, const char *why) {
@@ -556,7 +517,7 @@ int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
         if ((p.stat.flags & PROC_PF_KTHREAD) || p.stat.state == 'Z')
                 return 0;
         proc_task_to_info(&p, &t);
-        manager_task_set_exe_check(m, &t);
+        proc_task_set_exe_check(&t, &m->proc_fd);
         if (!p.exe) {
                 /* /proc/PID/exe of another user's process needs CAP_SYS_PTRACE, which the unit does not
                  * give: what its exec event told us about the binary still holds until its next exec. */

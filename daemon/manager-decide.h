@@ -46,9 +46,6 @@ int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_appli
 int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
                           const ThreadSched *before, uid_t by);
 
-/* Lets Exe= paths in t be checked against the file the task really runs. */
-void manager_task_set_exe_check(Manager *m, TaskInfo *t);
-
 /* Drops a process from the table and the state file; untrack: stop its exit reports from BPF too. */
 void manager_forget_full(Manager *m, pid_t pid, bool untrack);
 static inline void manager_forget(Manager *m, pid_t pid) {

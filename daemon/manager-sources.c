@@ -140,7 +140,7 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 return 0;
         }
         m->events_seen++;
-        manager_task_set_exe_check(m, t);
+        proc_task_set_exe_check(t, &m->proc_fd);
 
         /*
          * Where the execve() path may not name the binary, ask /proc while

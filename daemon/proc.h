@@ -93,6 +93,9 @@ void task_ancestors_free(TaskAncestor *a, size_t n);
 int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret);
 void proc_task_done(ProcTask *t);
 void proc_task_to_info(const ProcTask *p, TaskInfo *ret);
+/* Lets Exe= paths in t be checked against the file the task really runs (its inode, or /proc/PID/exe
+ * through *proc_fd, which must outlive t). */
+void proc_task_set_exe_check(TaskInfo *t, const int *proc_fd);
 
 /* Picks the unified (0::) path, else the name=systemd one, from /proc/PID/cgroup contents. */
 int proc_cgroup_parse(const char *contents, char **ret);

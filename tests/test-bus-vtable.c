@@ -58,9 +58,6 @@ int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid,
         return 0;
 }
 
-void manager_task_set_exe_check(Manager *m, TaskInfo *t) {
-}
-
 /* The foreground boost is off here: its own tests run the real daemon (tests/session). */
 bool manager_foreground_enabled(const Manager *m) {
         return false;
