@@ -12,6 +12,7 @@
 #include <fcntl.h>
 
 #include "applied.h"
+#include "latnice/dbus.h"
 #include "proc.h"
 #include "util.h"
 
@@ -120,6 +121,12 @@ AppliedProcess *applied_table_get(AppliedTable *t, pid_t pid) {
                 return NULL;
         i = find_slot(t, pid);
         return t->slots[i] != 0 ? &t->entries[t->slots[i] - 1] : NULL;
+}
+
+AppliedProcess *applied_table_get_process(AppliedTable *t, pid_t pid, uint64_t start_time) {
+        AppliedProcess *e = applied_table_get(t, pid);
+
+        return e && e->start_time == start_time ? e : NULL;
 }
 
 static void shrink(AppliedTable *t) {
@@ -295,4 +302,15 @@ int applied_reapply(const SchedProbe *p, int proc_fd, const AppliedProcess *e, R
                 return r;
         r = sched_walk_threads(fd, NULL, 0, reapply_one, &c);
         return r == -ESRCH ? r : 0;
+}
+
+const char *applied_set_by(const SchedProbe *p, int proc_fd, const AppliedProcess *e, const ThreadSched *main_thread,
+                           bool *ret_ours) {
+        *ret_ours = e && applied_is_ours(p, proc_fd, e) > 0;
+        if (*ret_ours)
+                return e->manual       ? LATNICE_SET_BY_MANUAL
+                       : e->foreground ? LATNICE_SET_BY_FOREGROUND
+                       : e->via_unit   ? LATNICE_SET_BY_UNIT
+                                       : LATNICE_SET_BY_RULE;
+        return sched_thread_has_value(p, main_thread) ? LATNICE_SET_BY_FOREIGN : LATNICE_SET_BY_NONE;
 }

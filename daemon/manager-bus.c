@@ -142,13 +142,6 @@ static int append_rule_keys(sd_bus_message *reply, const Rule *r) {
         return q;
 }
 
-/* The entry of the applied table that is about this very process, if any. */
-static AppliedProcess *applied_entry(Manager *m, pid_t pid, uint64_t start_time) {
-        AppliedProcess *e = m->applied ? applied_table_get(m->applied, pid) : NULL;
-
-        return e && e->start_time == start_time ? e : NULL;
-}
-
 /* ---- properties ---------------------------------------------------------- */
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -326,9 +319,10 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(freep) pid_t *tids = NULL;
         _cleanup_(target_done) Target t = { .pidfd = -1 };
-        const char *set_by = LATNICE_SET_BY_NONE, *rule = "", *ref = "";
+        const char *set_by, *rule = "", *ref = "";
         ThreadSched main_thread = {};
         AppliedProcess *e;
+        bool ours;
         Esc es = {};
         int r, n;
 
@@ -343,16 +337,12 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot read the scheduling of %d: %s",
                                          (int) t.pid, strerror(-r));
 
-        e = applied_entry(m, t.pid, t.st.start_time);
-        if (e && applied_is_ours(&m->probe, m->proc_fd, e) > 0) {
-                set_by = e->manual       ? LATNICE_SET_BY_MANUAL
-                         : e->foreground ? LATNICE_SET_BY_FOREGROUND
-                         : e->via_unit   ? LATNICE_SET_BY_UNIT
-                                         : LATNICE_SET_BY_RULE;
+        e = applied_table_get_process(m->applied, t.pid, t.st.start_time);
+        set_by = applied_set_by(&m->probe, m->proc_fd, e, &main_thread, &ours);
+        if (ours) {
                 rule = e->rule_name ?: "";
                 ref = e->rule ?: "";
-        } else if (sched_thread_has_value(&m->probe, &main_thread))
-                set_by = LATNICE_SET_BY_FOREIGN;
+        }
 
         r = sd_bus_message_new_method_return(call, &reply);
         if (r >= 0)
@@ -489,7 +479,7 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
         how = match_how_to_string(ex.how);
         {
                 /* The boost holds the value while the window has focus; the rule above comes back after. */
-                AppliedProcess *e = applied_entry(m, tg.pid, tg.st.start_time);
+                AppliedProcess *e = applied_table_get_process(m->applied, tg.pid, tg.st.start_time);
 
                 if (e && e->foreground && applied_is_ours(&m->probe, m->proc_fd, e) > 0)
                         how = "foreground";
