@@ -394,15 +394,15 @@ static int list_applied(Manager *m, sd_bus_message *call, const BusCaller *c, bo
         while (m->applied && (e = applied_table_next(m->applied, &i))) {
                 Esc es = {};
 
-                if (c->uid != 0) {
-                        /* Only the caller's own processes: as recorded, and as they are now. */
-                        ProcIds ids;
-
-                        if (e->uid != c->uid)
+                switch (authz_list_applied(c->uid, e->uid)) {
+                case AUTHZ_LIST_SHOW:
+                        break;
+                case AUTHZ_LIST_HIDE:
+                        continue;
+                case AUTHZ_LIST_IF_OWNED_NOW:
+                        if (!target_owned_now(m->proc_fd, e->pid, e->start_time, c->uid))
                                 continue;
-                        if (!proc_pid_is(m->proc_fd, e->pid, e->start_time) ||
-                            proc_ids_read(m->proc_fd, e->pid, &ids) < 0 || !authz_owns(c->uid, ids.ruid, ids.euid))
-                                continue;
+                        break;
                 }
                 r = sd_bus_message_append(reply, "(usiss)", (uint32_t) e->pid, esc(&es, e->comm),
                                           (int32_t) e->latency_nice, esc(&es, e->rule_name), esc(&es, e->rule));
@@ -464,14 +464,9 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
         if (c->uid != 0)
                 /* The chain climbs into other users' processes (sudo, sshd, a root shell): they are matched
                  * against, but only the caller's own are named to the caller. */
-                for (size_t i = 0; i < p.n_ancestors; i++) {
-                        TaskAncestor *a = &p.ancestors[i];
-                        ProcIds ids;
-
-                        a->hidden = proc_ids_read(m->proc_fd, a->pid, &ids) < 0 ||
-                                    !proc_pid_is(m->proc_fd, a->pid, a->start_time) ||
-                                    !authz_owns(c->uid, ids.ruid, ids.euid);
-                }
+                for (size_t i = 0; i < p.n_ancestors; i++)
+                        p.ancestors[i].hidden = !target_owned_now(m->proc_fd, p.ancestors[i].pid,
+                                                                  p.ancestors[i].start_time, c->uid);
 
         r = match_explain(m->rules, NULL, &t, true, &ex);
         if (r < 0)
@@ -809,6 +804,7 @@ static int set_foreground_now(sd_bus_message *call, void *data, sd_bus_error *er
 
 static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd,
                           sd_bus_error *error) {
+        AuthzForeground need = AUTHZ_FOREGROUND_ASK;
         SetRequest *s;
         uint32_t upid = 0;
         int r, fd = -1;
@@ -837,12 +833,13 @@ static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, 
                 r = sd_bus_error_setf(error, LATNICE_ERROR_KERNEL_THREAD,
                                       "%d is a kernel thread; latniced never changes kernel threads.",
                                       (int) s->target.pid);
-        /* One's own processes only (real uid): the boost is for what the user looks at. */
-        if (r >= 0 && c->uid != 0 && s->target.ruid != c->uid)
+        if (r >= 0)
+                need = authz_set_foreground(c->uid, s->target.ruid, target_session(&s->target));
+        if (r >= 0 && need == AUTHZ_FOREGROUND_NOT_YOURS)
                 r = sd_bus_error_setf(error, LATNICE_ERROR_NOT_YOUR_PROCESS,
                                       "Process %d belongs to another user: only root may boost it.",
                                       (int) s->target.pid);
-        if (r >= 0 && c->uid != 0 && manager_foreground_check_session(s->target.pid) < 0)
+        if (r >= 0 && need == AUTHZ_FOREGROUND_INACTIVE)
                 r = sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED,
                                       "Process %d runs in a session that is not active or not local.",
                                       (int) s->target.pid);
@@ -850,7 +847,7 @@ static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, 
                 set_request_free(s);
                 return r;
         }
-        if (c->uid == 0) {
+        if (need == AUTHZ_FOREGROUND_FREE) {
                 r = set_foreground_now(call, s, error);
                 set_request_free(s);
                 return r < 0 ? r : 1;

@@ -31,9 +31,6 @@ int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_ti
  * tracked with it; -ENOENT otherwise. Lets the same request again be answered without asking polkit. */
 int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, sd_bus_message *call);
 
-/* May a process be boosted for a caller other than root: not in a session that is inactive or remote. */
-int manager_foreground_check_session(pid_t pid);
-
 /* A boost an earlier latniced left behind (its state record): put the value back. */
 void manager_foreground_drop_adopted(Manager *m, const AppliedProcess *e);
 

@@ -71,10 +71,6 @@ int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t star
         return -ENOENT;
 }
 
-int manager_foreground_check_session(pid_t pid) {
-        return 0;
-}
-
 char *manager_foreground_describe(const Manager *m) {
         return strdup("off");
 }
