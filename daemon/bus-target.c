@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
 #include <sys/pidfd.h>
 #include <systemd/sd-login.h>
 
@@ -27,16 +26,9 @@ int no_such_process(sd_bus_error *error, pid_t pid, int r) {
                                  strerror(-r));
 }
 
-static bool pidfd_exited(int pidfd) {
-        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-
-        /* A pidfd polls readable once its process has exited. */
-        return poll(&pfd, 1, 0) != 0;
-}
-
 /* Is the pinned process still the one that was read? Then everything read about it is about it. */
 bool target_still_there(int proc_fd, const Target *t) {
-        return !pidfd_exited(t->pidfd) && proc_pid_is(proc_fd, t->pid, t->st.start_time);
+        return proc_pidfd_is(proc_fd, t->pidfd, t->pid, t->st.start_time);
 }
 
 bool target_owned_now(int proc_fd, pid_t pid, uint64_t start_time, uid_t caller) {
@@ -72,7 +64,7 @@ static int target_open(int proc_fd, pid_t pid, int pidfd, Target *t, sd_bus_erro
                 r = proc_ids_read(proc_fd, pid, &ids);
         t->ruid = ids.ruid;
         t->euid = ids.euid;
-        if (r >= 0 && (pidfd_exited(t->pidfd) || t->st.state == 'Z'))
+        if (r >= 0 && (proc_pidfd_exited(t->pidfd) || t->st.state == 'Z'))
                 r = -ESRCH;
         if (r < 0) {
                 target_done(t);

@@ -665,19 +665,47 @@ typedef struct SetRequest {
         bool may_lower; /* authorized to lower (root or polkit): else raise only, thread by thread */
 } SetRequest;
 
-static void set_request_free(void *p) {
-        SetRequest *s = p;
-
+static SetRequest *set_request_free(SetRequest *s) {
         if (!s)
-                return;
+                return NULL;
         target_done(&s->target);
-        free(s);
+        return mfree(s);
+}
+
+static void set_request_freep(SetRequest **s) {
+        set_request_free(*s);
+}
+
+static void set_request_destroy(void *p) {
+        set_request_free(p);
+}
+
+/* Pins and reads the process a SetLatencyNice or SetForeground is about; never a kernel thread. */
+static int set_request_new(Manager *m, const BusCaller *c, bool by_pidfd, int fd, uint32_t upid, int latency_nice,
+                           SetRequest **ret, sd_bus_error *error) {
+        _cleanup_(set_request_freep) SetRequest *s = NULL;
+        int r;
+
+        s = calloc(1, sizeof(SetRequest));
+        if (!s)
+                return -ENOMEM;
+        *s = (SetRequest) { .manager = m, .target.pidfd = -1, .latency_nice = latency_nice, .caller = c->uid };
+        r = by_pidfd ? target_from_pidfd(m->proc_fd, fd, &s->target, error)
+                     : target_from_pid(m->proc_fd, c, upid, &s->target, error);
+        if (r < 0)
+                return r;
+        if (s->target.st.flags & PROC_PF_KTHREAD)
+                return sd_bus_error_setf(error, LATNICE_ERROR_KERNEL_THREAD,
+                                         "%d is a kernel thread; latniced never changes kernel threads.",
+                                         (int) s->target.pid);
+        *ret = TAKE_PTR(s);
+        return 0;
 }
 
 static int set_latency_nice_now(sd_bus_message *call, void *data, sd_bus_error *error) {
         SetRequest *s = data;
         Manager *m = s->manager;
-        SchedSetResult c;
+        ManualResult res;
         int r;
 
         /* The pidfd pins the process we checked; the start time catches a reused pid. */
@@ -685,13 +713,22 @@ static int set_latency_nice_now(sd_bus_message *call, void *data, sd_bus_error *
                 return sd_bus_error_setf(error, LATNICE_ERROR_PROCESS_CHANGED,
                                          "Process %d exited or its PID was reused; nothing applied.",
                                          (int) s->target.pid);
-        r = sched_set_threads(&m->probe, m->proc_fd, s->target.pid, s->latency_nice, s->may_lower, &c);
+        r = manager_set_manual(m, &(ManualRequest) {
+                                       .pid = s->target.pid,
+                                       .pidfd = s->target.pidfd,
+                                       .start_time = s->target.st.start_time,
+                                       .uid = s->target.ruid,
+                                       .comm = s->target.st.comm,
+                                       .latency_nice = s->latency_nice,
+                                       .may_lower = s->may_lower,
+                                       .by = s->caller,
+                               }, &res);
         if (r < 0)
                 return no_such_process(error, s->target.pid, r);
-        if (!target_still_there(m->proc_fd, &s->target))
+        if (res.exited)
                 return sd_bus_error_setf(error, LATNICE_ERROR_PROCESS_CHANGED,
                                          "Process %d exited while its value was set.", (int) s->target.pid);
-        switch (authz_set_outcome(c.n_applied, c.n_refused, c.first_error)) {
+        switch (res.outcome) {
         case AUTHZ_SET_APPLIED:
                 break;
         case AUTHZ_SET_DENIED:
@@ -700,26 +737,19 @@ static int set_latency_nice_now(sd_bus_message *call, void *data, sd_bus_error *
                                          (int) s->target.pid);
         case AUTHZ_SET_FAILED:
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot set latency nice %d on %d: %s",
-                                         s->latency_nice, (int) s->target.pid, strerror(-c.first_error));
+                                         s->latency_nice, (int) s->target.pid, strerror(-res.set.first_error));
         case AUTHZ_SET_ALL_REALTIME:
                 return sd_bus_error_setf(error, LATNICE_ERROR_NOT_SUPPORTED,
-                                         "All %u threads of %d are realtime or idle; left alone.", c.n_threads,
+                                         "All %u threads of %d are realtime or idle; left alone.", res.set.n_threads,
                                          (int) s->target.pid);
         }
-
-        (void) manager_record_manual(m, s->target.pid, s->target.st.start_time, s->target.ruid, s->target.st.comm,
-                                     s->latency_nice, &c.main_before, s->caller);
-        log_info("%s[%d]: LatencyNice=%d set on the bus by uid %u (%u of %u threads%s).", s->target.st.comm,
-                 (int) s->target.pid, s->latency_nice, (unsigned) s->caller, c.n_applied, c.n_threads,
-                 c.n_refused ? ", others left alone: lowering them needs authorization" : "");
-        manager_bus_emit_applied(m, s->target.pid, s->target.st.comm, s->latency_nice, "manual");
-        return sd_bus_reply_method_return(call, "uu", c.n_applied, c.n_threads);
+        return sd_bus_reply_method_return(call, "uu", res.set.n_applied, res.set.n_threads);
 }
 
 static int set_latency_nice(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd,
                             sd_bus_error *error) {
+        _cleanup_(set_request_freep) SetRequest *s = NULL;
         _cleanup_(freep) int *values = NULL;
-        SetRequest *s;
         size_t n_values = 0;
         int32_t value;
         int r, fd = -1;
@@ -744,41 +774,24 @@ static int set_latency_nice(Manager *m, sd_bus_message *call, const BusCaller *c
                                          "nice: %s", m->probe.reason);
         }
 
-        s = calloc(1, sizeof(SetRequest));
-        if (!s)
-                return -ENOMEM;
-        *s = (SetRequest) { .manager = m, .target.pidfd = -1, .latency_nice = value, .caller = c->uid };
-        r = by_pidfd ? target_from_pidfd(m->proc_fd, fd, &s->target, error) : target_from_pid(m->proc_fd, c, upid, &s->target, error);
-        if (r < 0) {
-                set_request_free(s);
+        r = set_request_new(m, c, by_pidfd, fd, upid, value, &s, error);
+        if (r < 0)
                 return r;
-        }
-        if (s->target.st.flags & PROC_PF_KTHREAD) {
-                r = sd_bus_error_setf(error, LATNICE_ERROR_KERNEL_THREAD,
-                                      "%d is a kernel thread; latniced never changes kernel threads.",
-                                      (int) s->target.pid);
-                set_request_free(s);
-                return r;
-        }
         r = sched_thread_values(&m->probe, m->proc_fd, s->target.pid, &values, &n_values);
-        if (r < 0) {
-                pid_t pid = s->target.pid;
-
-                set_request_free(s);
-                return no_such_process(error, pid, r);
-        }
+        if (r < 0)
+                return no_such_process(error, s->target.pid, r);
         need = authz_set_latency_nice(c->uid, s->target.ruid, s->target.euid, values, n_values, value);
         if (need == AUTHZ_SET_FREE) {
                 /* Root may lower; anybody else raises thread by thread (a thread may change meanwhile). */
                 s->may_lower = authz_may_lower_unasked(c->uid);
                 r = set_latency_nice_now(call, s, error);
-                set_request_free(s);
                 return r < 0 ? r : 1;
         }
         s->may_lower = true; /* once polkit said yes */
+        /* bus_auth_polkit() owns the request from here on, whatever it answers. */
         return bus_auth_polkit(m->bus_state->auth, call, c,
                                need == AUTHZ_SET_ANY ? LATNICE_POLKIT_ANY : LATNICE_POLKIT_LOWER, NULL,
-                               set_latency_nice_now, s, set_request_free, error);
+                               set_latency_nice_now, TAKE_PTR(s), set_request_destroy, error);
 }
 CALLER_METHOD(method_set_latency_nice, set_latency_nice, false)
 CALLER_METHOD(method_set_latency_nice_by_pidfd, set_latency_nice, true)
@@ -804,8 +817,7 @@ static int set_foreground_now(sd_bus_message *call, void *data, sd_bus_error *er
 
 static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd,
                           sd_bus_error *error) {
-        AuthzForeground need = AUTHZ_FOREGROUND_ASK;
-        SetRequest *s;
+        _cleanup_(set_request_freep) SetRequest *s = NULL;
         uint32_t upid = 0;
         int r, fd = -1;
 
@@ -823,44 +835,31 @@ static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, 
                 /* Off ([Foreground] LatencyNice= unset): cheap, and nothing to ask polkit. */
                 return sd_bus_reply_method_return(call, "u", (uint32_t) 0);
 
-        s = calloc(1, sizeof(SetRequest));
-        if (!s)
-                return -ENOMEM;
-        *s = (SetRequest) { .manager = m, .target.pidfd = -1, .caller = c->uid };
-        r = by_pidfd ? target_from_pidfd(m->proc_fd, fd, &s->target, error)
-                     : target_from_pid(m->proc_fd, c, upid, &s->target, error);
-        if (r >= 0 && (s->target.st.flags & PROC_PF_KTHREAD))
-                r = sd_bus_error_setf(error, LATNICE_ERROR_KERNEL_THREAD,
-                                      "%d is a kernel thread; latniced never changes kernel threads.",
-                                      (int) s->target.pid);
-        if (r >= 0)
-                need = authz_set_foreground(c->uid, s->target.ruid, target_session(&s->target));
-        if (r >= 0 && need == AUTHZ_FOREGROUND_NOT_YOURS)
-                r = sd_bus_error_setf(error, LATNICE_ERROR_NOT_YOUR_PROCESS,
-                                      "Process %d belongs to another user: only root may boost it.",
-                                      (int) s->target.pid);
-        if (r >= 0 && need == AUTHZ_FOREGROUND_INACTIVE)
-                r = sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED,
-                                      "Process %d runs in a session that is not active or not local.",
-                                      (int) s->target.pid);
-        if (r < 0) {
-                set_request_free(s);
+        r = set_request_new(m, c, by_pidfd, fd, upid, 0, &s, error);
+        if (r < 0)
                 return r;
-        }
-        if (need == AUTHZ_FOREGROUND_FREE) {
+        switch (authz_set_foreground(c->uid, s->target.ruid, target_session(&s->target))) {
+        case AUTHZ_FOREGROUND_NOT_YOURS:
+                return sd_bus_error_setf(error, LATNICE_ERROR_NOT_YOUR_PROCESS,
+                                         "Process %d belongs to another user: only root may boost it.",
+                                         (int) s->target.pid);
+        case AUTHZ_FOREGROUND_INACTIVE:
+                return sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED,
+                                         "Process %d runs in a session that is not active or not local.",
+                                         (int) s->target.pid);
+        case AUTHZ_FOREGROUND_FREE:
                 r = set_foreground_now(call, s, error);
-                set_request_free(s);
                 return r < 0 ? r : 1;
+        case AUTHZ_FOREGROUND_ASK:
+                break;
         }
         /* The same window again (focus services repeat themselves): polkit said yes to this very boost, whose
          * target was checked above to be the caller's, in an active session. */
         r = manager_foreground_current(m, c->uid, s->target.pid, s->target.st.start_time, call);
-        if (r >= 0) {
-                set_request_free(s);
+        if (r >= 0)
                 return sd_bus_reply_method_return(call, "u", (uint32_t) r);
-        }
-        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_FOREGROUND, NULL, set_foreground_now, s,
-                               set_request_free, error);
+        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_FOREGROUND, NULL, set_foreground_now,
+                               TAKE_PTR(s), set_request_destroy, error);
 }
 CALLER_METHOD(method_set_foreground, set_foreground, false)
 CALLER_METHOD(method_set_foreground_by_pidfd, set_foreground, true)

@@ -65,8 +65,9 @@ static int manager_record(Manager *m, AppliedProcess *n) {
         return 0;
 }
 
-int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
-                          const ThreadSched *before, uid_t by) {
+/* Records a value set through SetLatencyNice (an explicit choice: rules leave it alone). */
+static int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
+                                 const ThreadSched *before, uid_t by) {
         AppliedProcess *e = applied_table_get(m->applied, pid);
         AppliedProcess n = {
                 .pid = pid,
@@ -103,6 +104,29 @@ int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid,
                 return log_oom();
         }
         manager_prune(m);
+        return 0;
+}
+
+int manager_set_manual(Manager *m, const ManualRequest *q, ManualResult *ret) {
+        ManualResult res = {};
+        int r;
+
+        r = sched_set_threads(&m->probe, m->proc_fd, q->pid, q->latency_nice, q->may_lower, &res.set);
+        if (r < 0)
+                return r;
+        res.exited = !proc_pidfd_is(m->proc_fd, q->pidfd, q->pid, q->start_time);
+        res.outcome = authz_set_outcome(res.set.n_applied, res.set.n_refused, res.set.first_error);
+        *ret = res;
+        if (res.exited || res.outcome != AUTHZ_SET_APPLIED)
+                return 0;
+
+        (void) manager_record_manual(m, q->pid, q->start_time, q->uid, q->comm, q->latency_nice,
+                                     &res.set.main_before, q->by);
+        log_info("%s[%d]: LatencyNice=%d set on the bus by uid %u (%u of %u threads%s).", q->comm, (int) q->pid,
+                 q->latency_nice, (unsigned) q->by, res.set.n_applied, res.set.n_threads,
+                 res.set.n_refused ? ", others left alone: lowering them needs authorization" : "");
+        if (m->hooks.applied)
+                m->hooks.applied(m, q->pid, q->comm, q->latency_nice, "manual");
         return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -497,4 +498,15 @@ static bool proc_exe_is(const TaskInfo *t, const char *path, void *userdata) {
 void proc_task_set_exe_check(TaskInfo *t, const int *proc_fd) {
         t->exe_is = proc_exe_is;
         t->exe_userdata = (void *) proc_fd;
+}
+
+bool proc_pidfd_exited(int pidfd) {
+        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+        /* A pidfd polls readable once its process has exited. */
+        return poll(&pfd, 1, 0) != 0;
+}
+
+bool proc_pidfd_is(int proc_fd, int pidfd, pid_t pid, uint64_t start_time) {
+        return !proc_pidfd_exited(pidfd) && proc_pid_is(proc_fd, pid, start_time);
 }

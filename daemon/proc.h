@@ -70,6 +70,10 @@ int proc_stat_read(int proc_fd, const char *path, ProcStat *ret);
 int proc_stat_read_pid(int proc_fd, pid_t pid, pid_t tid, ProcStat *ret);
 /* Is pid still the process that started at start_time (and not a later one with its pid)? */
 bool proc_pid_is(int proc_fd, pid_t pid, uint64_t start_time);
+/* Has the process a pidfd pins exited? */
+bool proc_pidfd_exited(int pidfd);
+/* proc_pid_is() for a process pinned by pidfd: it has not exited, and pid is still it (not reused). */
+bool proc_pidfd_is(int proc_fd, int pidfd, pid_t pid, uint64_t start_time);
 
 typedef struct ProcIds {
         uid_t ruid, euid;

@@ -3,9 +3,10 @@
  * The org.latnice1.Manager vtable over a socketpair, without a bus: argument
  * checking, named errors, introspection, properties and the match trace.
  * A server thread runs the vtable on a hand-built Manager with this
- * kernel's real backend; the manager's actions (reload, set profile,
- * recording a manual value) are stubs here, so this tests the bus layer
- * and the SetLatencyNice decision alone. As root, a child that drops to
+ * kernel's real backend and the real SetLatencyNice (manager-decide.c);
+ * the manager's other actions (reload, set profile, the foreground boost,
+ * statistics) are stubs here, so this tests the bus layer and the
+ * SetLatencyNice decision. As root, a child that drops to
  * nobody connects too: it must be refused what needs authorization (a
  * direct connection has no polkit), must not see root's processes, and
  * must not lower threads of its own process by naming the main thread's
@@ -50,14 +51,6 @@ int manager_set_profile(Manager *m, const char *name) {
         return 0;
 }
 
-static unsigned stub_manual_records;
-
-int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
-                          const ThreadSched *before, uid_t by) {
-        stub_manual_records++;
-        return 0;
-}
-
 /* The foreground boost is off here: its own tests run the real daemon (tests/session). */
 bool manager_foreground_enabled(const Manager *m) {
         return false;
@@ -94,6 +87,12 @@ uint64_t manager_stats_deadline(const Manager *m) {
 
 const StatsResult *manager_stats_last(const Manager *m) {
         return NULL;
+}
+
+void manager_stats_on_record(Manager *m, const AppliedProcess *e) {
+}
+
+void manager_stats_on_forget(Manager *m, pid_t pid) {
 }
 
 /* ---- the server -------------------------------------------------------- */
@@ -359,6 +358,20 @@ static void test_lists(sd_bus *c) {
         ASSERT_TRUE(found);
 }
 
+/* GetTask's set_by for pid. */
+static const char *set_by(sd_bus *c, pid_t pid) {
+        static char buf[32];
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *comm, *by, *rule, *ref, *backend;
+        uint64_t start;
+        int32_t value;
+
+        ASSERT_STREQ(call(c, &reply, "GetTask", "u", (uint32_t) pid), "");
+        ASSERT_TRUE(sd_bus_message_read(reply, "sisssst", &comm, &value, &by, &rule, &ref, &backend, &start) > 0);
+        snprintf(buf, sizeof(buf), "%s", by);
+        return buf;
+}
+
 static void test_changes_as_root(sd_bus *c) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         uint32_t rules, errors;
@@ -377,12 +390,11 @@ static void test_changes_as_root(sd_bus *c) {
                 ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 1),
                              LATNICE_ERROR_NOT_SUPPORTED);
         else {
-                unsigned before = stub_manual_records;
-
                 /* root lowers and raises, and the value is recorded as manual */
                 ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) -4), "");
+                ASSERT_STREQ(set_by(c, getpid()), LATNICE_SET_BY_MANUAL);
                 ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 0), "");
-                ASSERT_EQ(stub_manual_records, before + 2);
+                ASSERT_STREQ(set_by(c, getpid()), LATNICE_SET_BY_MANUAL);
         }
 
         /* CollectStats: the duration's bounds before anything is attached; then the manager's refusal */
