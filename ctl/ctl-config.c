@@ -203,12 +203,6 @@ static void print_rule_ref(const Rule *r) {
         fputs(ref, stdout);
 }
 
-static void print_key_values(const Rule *r, MatchKey k) {
-        printf("%s=", match_key_to_string(k));
-        for (char **v = rule_match(r, k); v && *v; v++)
-                printf("%s%s", v == rule_match(r, k) ? "" : " ", *v);
-}
-
 static void print_task(const TaskInfo *t) {
         if (t->pid > 0)
                 printf("Process %d\n", (int) t->pid);
@@ -315,9 +309,11 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
                                 continue;
                         printf("No match: ");
                         print_rule_ref(q);
-                        printf(": ");
-                        print_key_values(q, failed);
-                        printf(" did not match\n");
+                        {
+                                _cleanup_(freep) char *key = rule_format_key(q, failed);
+
+                                printf(": %s did not match\n", key ?: "?");
+                        }
                 }
         unit = cgroup_path_unit(t->cgroup);
         if (unit)

@@ -114,15 +114,6 @@ static int append_rule(sd_bus_message *reply, const Rule *r) {
         return q;
 }
 
-static char *rule_key_string(const Rule *r, MatchKey k) {
-        _cleanup_(freep) char *v = strv_join(rule_match(r, k), " ");
-        char *s;
-
-        if (!v || asprintf(&s, "%s=%s", match_key_to_string(k), v) < 0)
-                return NULL;
-        return s;
-}
-
 static int append_rule_keys(sd_bus_message *reply, const Rule *r) {
         int q;
 
@@ -132,7 +123,7 @@ static int append_rule_keys(sd_bus_message *reply, const Rule *r) {
 
                 if (!rule_match(r, k))
                         continue;
-                s = rule_key_string(r, k);
+                s = rule_format_key(r, k);
                 if (!s)
                         return -ENOMEM;
                 q = append_str(reply, s);

@@ -77,6 +77,18 @@ const char *conf_file_state_to_string(ConfFileState s) {
         return NULL;
 }
 
+char *rule_format_key(const Rule *r, MatchKey k) {
+        _cleanup_(freep) char *v = NULL;
+        char *s;
+
+        if (!rule_match(r, k))
+                return NULL;
+        v = strv_join(rule_match(r, k), " ");
+        if (!v || asprintf(&s, "%s=%s", match_key_to_string(k), v) < 0)
+                return NULL;
+        return s;
+}
+
 void rule_format_ref(const Rule *r, char *buf, size_t size) {
         snprintf(buf, size, "[%s %s] %s:%u", rule_kind_to_string(r->kind), r->name, r->file, r->line);
 }

@@ -130,6 +130,9 @@ int rule_set_load_files(char * const *paths, RuleSet **ret);
 
 /* "[Process name] file:line": how logs, D-Bus and the CLI name a rule. */
 void rule_format_ref(const Rule *r, char *buf, size_t size);
+/* "Comm=a b*": one match key of a rule as its file says it (ListRules, Explain, latnicectl explain);
+ * newly allocated, NULL on OOM or if the rule has no such key. */
+char *rule_format_key(const Rule *r, MatchKey k);
 /* "file:line: message" (or "file: message" for a whole file). */
 void rule_error_format(const RuleError *e, char *buf, size_t size);
 
