@@ -551,6 +551,8 @@ int main(void) {
         m->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(m->proc_fd >= 0);
         m->applied = applied_table_new();
+        /* The decide module defers its pruning of the table to the loop (never run here). */
+        ASSERT_EQ(sd_event_new(&m->event), 0);
         /* This kernel's backend: the SetLatencyNice decision runs against real threads. */
         sched_probe("/sys/kernel/btf/vmlinux", &m->probe);
         the_backend = m->probe.backend;
@@ -639,6 +641,8 @@ int main(void) {
         free(m->prefilter);
         rule_set_free(m->rules);
         applied_table_free(m->applied);
+        sd_event_source_unref(m->prune_defer);
+        sd_event_unref(m->event);
         close(m->proc_fd);
         free(m);
         printf("test-bus-vtable: all checks passed\n");
