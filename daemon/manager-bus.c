@@ -66,30 +66,48 @@ static ManagerBus *manager_bus_state(Manager *m) {
 
 /* ---- strings ------------------------------------------------------------ */
 
-/* Escaped copies of strings for one reply: valid UTF-8 whatever a process named itself. */
+/*
+ * Escaped copies of strings for one append: valid UTF-8 whatever a process
+ * named itself. One Esc holds ESC_MAX copies, more than any one append
+ * below takes (Explain's task has 9); a copy beyond that, or one that
+ * cannot be made, gives "" and makes esc_done() fail the append, so that
+ * nothing is sent with a string silently missing.
+ */
+#define ESC_MAX 16
+
 typedef struct Esc {
-        char *bufs[24];
+        char *bufs[ESC_MAX];
         unsigned n;
+        int error;
 } Esc;
 
 static const char *esc(Esc *e, const char *s) {
         char *buf = NULL;
         const char *r = utf8_safe(s ?: "", &buf);
 
-        if (!buf)
-                return r ?: "";
-        if (e->n < ELEMENTSOF(e->bufs)) {
-                e->bufs[e->n++] = buf;
-                return buf;
+        if (!r) {
+                e->error = -ENOMEM;
+                return "";
         }
-        free(buf);
-        return "?"; /* more escaped strings than one reply needs: never reached by the callers below */
+        if (!buf)
+                return r; /* valid already */
+        if (e->n >= ELEMENTSOF(e->bufs)) {
+                free(buf);
+                e->error = -ENOBUFS;
+                return "";
+        }
+        e->bufs[e->n++] = buf;
+        return buf;
 }
 
-static void esc_done(Esc *e) {
+/* Frees the copies; returns r, or the error of a copy that was not made. */
+static int esc_done(Esc *e, int r) {
         for (unsigned i = 0; i < e->n; i++)
                 free(e->bufs[i]);
         e->n = 0;
+        r = r < 0 ? r : e->error;
+        e->error = 0;
+        return r;
 }
 
 static int append_str(sd_bus_message *m, const char *s) {
@@ -110,8 +128,7 @@ static int append_rule(sd_bus_message *reply, const Rule *r) {
                 return sd_bus_message_append(reply, "(sssui)", "", "", "", 0, 0);
         q = sd_bus_message_append(reply, "(sssui)", rule_kind_to_string(r->kind), esc(&e, r->name),
                                   esc(&e, r->file), r->line, r->latency_nice);
-        esc_done(&e);
-        return q;
+        return esc_done(&e, q);
 }
 
 static int append_rule_keys(sd_bus_message *reply, const Rule *r) {
@@ -340,7 +357,7 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
                 r = sd_bus_message_append(reply, "sisssst", esc(&es, t.st.comm), main_thread.latency_nice, set_by,
                                           esc(&es, rule), esc(&es, ref), manager_backend(m),
                                           t.st.start_time);
-        esc_done(&es);
+        r = esc_done(&es, r);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(ussiitb)");
         if (r < 0)
@@ -359,7 +376,7 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
                                           m->probe.backend == BACKEND_EEVDF_SLICE ? (uint64_t) ts.attr.sched_runtime
                                                                                   : (uint64_t) 0,
                                           (int) ts.realtime);
-                esc_done(&es);
+                r = esc_done(&es, r);
                 if (r < 0)
                         return r;
         }
@@ -397,7 +414,7 @@ static int list_applied(Manager *m, sd_bus_message *call, const BusCaller *c, bo
                 }
                 r = sd_bus_message_append(reply, "(usiss)", (uint32_t) e->pid, esc(&es, e->comm),
                                           (int32_t) e->latency_nice, esc(&es, e->rule_name), esc(&es, e->rule));
-                esc_done(&es);
+                r = esc_done(&es, r);
                 if (r < 0)
                         return r;
         }
@@ -425,8 +442,7 @@ static int append_task_dict(sd_bus_message *reply, const TaskInfo *t) {
                                   "cmdline", esc(&e, cmdline), "parent", esc(&e, t->parent_comm), "uid", uid, "user",
                                   esc(&e, t->user), "gid", gid, "group", esc(&e, t->group), "cgroup",
                                   esc(&e, t->cgroup), "unit", esc(&e, unit));
-        esc_done(&e);
-        return r;
+        return esc_done(&e, r);
 }
 
 static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd, sd_bus_error *error) {
@@ -514,7 +530,7 @@ static int method_list_rules(sd_bus_message *call, void *userdata, sd_bus_error 
                 if (r >= 0)
                         r = sd_bus_message_append(reply, "sssui", rule_kind_to_string(q->kind), esc(&e, q->name),
                                                   esc(&e, q->file), q->line, q->latency_nice);
-                esc_done(&e);
+                r = esc_done(&e, r);
                 if (r >= 0)
                         r = append_rule_keys(reply, q);
                 if (r >= 0)
@@ -550,7 +566,7 @@ static int method_list_profiles(sd_bus_message *call, void *userdata, sd_bus_err
                 (void) profile_find(m->options.root, m->options.profile_dir, *n, &path);
                 r = sd_bus_message_append(reply, "(ssb)", esc(&e, *n), esc(&e, path),
                                           (int) streq_ptr(*n, m->profile));
-                esc_done(&e);
+                r = esc_done(&e, r);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
@@ -1127,13 +1143,17 @@ void manager_bus_on_disconnected(Manager *m) {
 
 void manager_bus_emit_applied(Manager *m, pid_t pid, const char *comm, int value, const char *rule) {
         ManagerBus *b = m->bus_state;
+        const char *s_comm, *s_rule;
         Esc e = {};
 
         if (!m->bus || !b || !token_bucket_take(&b->applied, monotonic_usec()))
                 return;
-        (void) sd_bus_emit_signal(m->bus, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Applied", "usis", (uint32_t) pid,
-                                  esc(&e, comm), (int32_t) value, esc(&e, rule));
-        esc_done(&e);
+        s_comm = esc(&e, comm);
+        s_rule = esc(&e, rule);
+        if (e.error == 0)
+                (void) sd_bus_emit_signal(m->bus, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Applied", "usis",
+                                          (uint32_t) pid, s_comm, (int32_t) value, s_rule);
+        (void) esc_done(&e, 0);
 }
 
 void manager_bus_emit_backend(Manager *m) {
