@@ -125,7 +125,7 @@ static int parse_argv(int argc, char **argv) {
                         break;
                 case ARG_SOURCE:
                         arg_options.source = source_kind_from_string(optarg);
-                        if (arg_options.source == _SOURCE_MAX)
+                        if (arg_options.source == _SOURCE_INVALID)
                                 return log_error_errno(-EINVAL, "Unknown --source=%s: expected auto, bpf, netlink or proc-scan.",
                                                        optarg);
                         break;

@@ -32,7 +32,7 @@ SourceKind source_kind_from_string(const char *s) {
                         return k;
         if (strcmp(s, "scan") == 0)
                 return SOURCE_SCAN;
-        return _SOURCE_MAX;
+        return _SOURCE_INVALID;
 }
 
 const char *manager_backend(const Manager *m) {

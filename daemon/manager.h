@@ -12,6 +12,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-bus.h>
@@ -30,6 +31,7 @@ typedef enum SourceKind {
         SOURCE_SCAN,
         _SOURCE_MAX,
         SOURCE_AUTO = -1,
+        _SOURCE_INVALID = -EINVAL,
 } SourceKind;
 
 const char *source_kind_to_string(SourceKind k);

@@ -799,7 +799,7 @@ static int config_foreground(ConfigContext *c, const char *key, const char *valu
                         c->config->foreground_latency_nice = v;
                 }
         } else if (strcmp(key, "Cover") == 0) {
-                int v = foreground_cover_from_string(value);
+                ForegroundCover v = foreground_cover_from_string(value);
 
                 if (v < 0)
                         config_error(c, "Cover=%s is not one of unit, tree", value);

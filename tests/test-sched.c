@@ -23,8 +23,8 @@ static void test_backend_strings(void) {
         ASSERT_TRUE(backend_to_string(_BACKEND_MAX) == NULL);
         for (Backend b = 0; b < _BACKEND_MAX; b++)
                 ASSERT_EQ(backend_from_string(backend_to_string(b)), b);
-        ASSERT_EQ(backend_from_string("eevdf"), _BACKEND_MAX);
-        ASSERT_EQ(backend_from_string(NULL), _BACKEND_MAX);
+        ASSERT_EQ(backend_from_string("eevdf"), _BACKEND_INVALID);
+        ASSERT_EQ(backend_from_string(NULL), _BACKEND_INVALID);
         ASSERT_STREQ(sched_policy_to_string(LATNICE_SCHED_FIFO), "fifo");
         ASSERT_STREQ(sched_policy_to_string(LATNICE_SCHED_BATCH | LATNICE_SCHED_RESET_ON_FORK), "batch");
 }
