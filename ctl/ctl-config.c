@@ -249,7 +249,8 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
                 return CTL_EXIT_FAILURE;
         }
         if (s->n_errors > 0)
-                fprintf(stderr, "Warning: %zu rule error%s, see 'latnicectl check'; explaining with the rules that loaded.\n",
+                fprintf(stderr,
+                        "Warning: %zu rule error%s, see 'latnicectl check'; explaining with the rules that loaded.\n",
                         s->n_errors, s->n_errors == 1 ? "" : "s");
 
         print_task(t);

@@ -78,7 +78,9 @@ static int ctl_run_through_daemon(int ln, char **ret_why) {
         (void) sd_bus_set_allow_interactive_authorization(bus, false);
         r = ctl_bus_call_for_pid(bus, "SetLatencyNice", getpid(), &(int32_t) { ln }, &error, &reply);
         if (r < 0) {
-                if (asprintf(ret_why, "%s", sd_bus_error_is_set(&error) ? error.message ?: error.name : strerror(-r)) < 0)
+                const char *why_not = sd_bus_error_is_set(&error) ? error.message ?: error.name : strerror(-r);
+
+                if (asprintf(ret_why, "%s", why_not) < 0)
                         *ret_why = NULL;
                 return r;
         }
@@ -321,7 +323,8 @@ static int get_one_kernel_json(const SchedProbe *p, int proc_fd, pid_t pid, bool
 
         r = proc_stat_read_pid(proc_fd, pid, 0, &st);
         if (r < 0) {
-                fprintf(stderr, "PID %d: %s\n", (int) pid, r == -ESRCH || r == -ENOENT ? "no such process" : strerror(-r));
+                fprintf(stderr, "PID %d: %s\n", (int) pid,
+                        r == -ESRCH || r == -ENOENT ? "no such process" : strerror(-r));
                 return r == -ESRCH || r == -ENOENT ? CTL_EXIT_NO_PROCESS : CTL_EXIT_FAILURE;
         }
         (void) sched_thread_get(p, pid, &main_thread);
@@ -350,7 +353,8 @@ static int get_one_kernel_json(const SchedProbe *p, int proc_fd, pid_t pid, bool
                 json_kv_str("policy", sched_policy_to_string(t.attr.sched_policy), false);
                 json_kv_int("nice", t.attr.sched_nice, false);
                 json_kv_int("latency_nice", t.latency_nice, false);
-                json_kv_int("slice_ns", p->backend == BACKEND_EEVDF_SLICE ? (long long) t.attr.sched_runtime : 0, false);
+                json_kv_int("slice_ns", p->backend == BACKEND_EEVDF_SLICE ? (long long) t.attr.sched_runtime : 0,
+                            false);
                 json_kv_bool("realtime", t.realtime, false);
                 putchar('}');
         }

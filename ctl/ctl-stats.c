@@ -186,7 +186,8 @@ static void print_class(const CtlStatsClass *c, unsigned width) {
                 printf(" (the rule was removed during the collection: counted while it applied)");
         printf("\n");
         if ((uint64_t) c->hist.wakeups == 0) {
-                printf("  no wakeups measured; %" PRIu64 " involuntary preemptions\n\n", (uint64_t) c->hist.preemptions);
+                printf("  no wakeups measured; %" PRIu64 " involuntary preemptions\n\n",
+                       (uint64_t) c->hist.preemptions);
                 return;
         }
         format_us(stats_percentile(&c->hist, 50), p50, sizeof(p50));
@@ -195,7 +196,8 @@ static void print_class(const CtlStatsClass *c, unsigned width) {
         format_us((double) (uint64_t) c->hist.max_ns / 1000, mx, sizeof(mx));
         format_us((double) (uint64_t) c->hist.total_ns / 1000 / (double) (uint64_t) c->hist.wakeups, avg, sizeof(avg));
         printf("  %" PRIu64 " wakeups: p50 %s, p90 %s, p99 %s, max %s, average %s; %" PRIu64
-               " involuntary preemptions\n", (uint64_t) c->hist.wakeups, p50, p90, p99, mx, avg, (uint64_t) c->hist.preemptions);
+               " involuntary preemptions\n", (uint64_t) c->hist.wakeups, p50, p90, p99, mx, avg,
+               (uint64_t) c->hist.preemptions);
         hist = stats_hist_draw(&c->hist, width);
         if (hist)
                 printf("%s\n", hist);
@@ -353,7 +355,8 @@ void ctl_stats_status(const CtlStats *s) {
                         continue;
                 format_us(stats_percentile(&c->hist, 99), p99, sizeof(p99));
                 printf("              %s: p99 %s against %s (%" PRIu64 " wakeups)\n",
-                       class_title(c, title, sizeof(title)), (uint64_t) c->hist.wakeups ? p99 : "-", o99, (uint64_t) c->hist.wakeups);
+                       class_title(c, title, sizeof(title)), (uint64_t) c->hist.wakeups ? p99 : "-", o99,
+                       (uint64_t) c->hist.wakeups);
         }
 }
 

@@ -29,7 +29,8 @@ typedef struct AppliedProcess {
         bool manual;           /* set through SetLatencyNice: the caller's explicit choice, which wins
                                 * over rules (also at its next exec) and is not undone when latniced stops */
         uid_t manual_uid;      /* who set it */
-        bool foreground;       /* the foreground boost (manager-foreground.c): dropped, never adopted, after a restart */
+        bool foreground;       /* the foreground boost (manager-foreground.c): dropped, never adopted,
+                                * after a restart */
         uint64_t exe_ino;      /* the binary it ran when it was set (TaskInfo.exe_ino/exe_dev), 0 if unknown */
         uint32_t exe_dev;
         uint32_t state_slot;   /* its record in the state file (state.c), STATE_SLOT_NONE if none */

@@ -83,8 +83,9 @@ int bus_append_task(sd_bus_message *reply, const TaskInfo *t) {
         snprintf(pid, sizeof(pid), "%d", (int) t->pid);
         snprintf(uid, sizeof(uid), "%u", (unsigned) t->uid);
         snprintf(gid, sizeof(gid), "%u", (unsigned) t->gid);
-        r = sd_bus_message_append(reply, "a{ss}", 13, "ancestors", bus_esc(&e, ancestors), "app", bus_esc(&e, app), "pid", pid, "comm", bus_esc(&e, t->comm), "exe", bus_esc(&e, t->exe),
-                                  "cmdline", bus_esc(&e, cmdline), "parent", bus_esc(&e, t->parent_comm), "uid", uid, "user",
+        r = sd_bus_message_append(reply, "a{ss}", 13, "ancestors", bus_esc(&e, ancestors), "app", bus_esc(&e, app),
+                                  "pid", pid, "comm", bus_esc(&e, t->comm), "exe", bus_esc(&e, t->exe), "cmdline",
+                                  bus_esc(&e, cmdline), "parent", bus_esc(&e, t->parent_comm), "uid", uid, "user",
                                   bus_esc(&e, t->user), "gid", gid, "group", bus_esc(&e, t->group), "cgroup",
                                   bus_esc(&e, t->cgroup), "unit", bus_esc(&e, unit));
         return bus_esc_done(&e, r);

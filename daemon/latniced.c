@@ -126,8 +126,8 @@ static int parse_argv(int argc, char **argv) {
                 case ARG_SOURCE:
                         arg_options.source = source_kind_from_string(optarg);
                         if (arg_options.source == _SOURCE_INVALID)
-                                return log_error_errno(-EINVAL, "Unknown --source=%s: expected auto, bpf, netlink or proc-scan.",
-                                                       optarg);
+                                return log_error_errno(-EINVAL, "Unknown --source=%s: expected auto, bpf, netlink "
+                                                       "or proc-scan.", optarg);
                         break;
                 case ARG_TRACEPOINT:
                         arg_options.force_tracepoint = true;
@@ -143,8 +143,8 @@ static int parse_argv(int argc, char **argv) {
                         break;
                 case ARG_SCAN_INTERVAL:
                         if (safe_atou64(optarg, &v) < 0 || v < 10 || v > 3600 * 1000)
-                                return log_error_errno(-EINVAL, "Invalid --scan-interval=%s: milliseconds, 10 or more.",
-                                                       optarg);
+                                return log_error_errno(-EINVAL, "Invalid --scan-interval=%s: milliseconds, 10 or "
+                                                       "more.", optarg);
                         arg_options.scan_interval_usec = v * 1000;
                         break;
                 case ARG_NO_BUS:

@@ -108,7 +108,8 @@ static int list_applied(Manager *m, sd_bus_message *call, const BusCaller *c, bo
                         break;
                 }
                 r = sd_bus_message_append(reply, "(usiss)", (uint32_t) e->pid, bus_esc(&es, e->comm),
-                                          (int32_t) e->latency_nice, bus_esc(&es, e->rule_name), bus_esc(&es, e->rule));
+                                          (int32_t) e->latency_nice, bus_esc(&es, e->rule_name),
+                                          bus_esc(&es, e->rule));
                 r = bus_esc_done(&es, r);
                 if (r < 0)
                         return r;

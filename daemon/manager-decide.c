@@ -378,7 +378,8 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                 m->hooks.applied(m, t->pid, t->comm, q->latency_nice, q->rule_name);
 
         if (res.n_realtime > 0 || res.n_foreign > 0 || res.n_failed > 0)
-                log_info("%s[%d]: LatencyNice=%d from %s on %u of %u threads (%u realtime, %u foreign, %u failed%s%s).",
+                log_info("%s[%d]: LatencyNice=%d from %s on %u of %u threads "
+                         "(%u realtime, %u foreign, %u failed%s%s).",
                          t->comm, (int) t->pid, q->latency_nice, q->ref, res.n_applied, res.n_threads,
                          res.n_realtime, res.n_foreign, res.n_failed, res.first_error ? ": " : "",
                          res.first_error ? strerror(-res.first_error) : "");

@@ -101,7 +101,8 @@ static void scx_read(ScxStatus *ret) {
         if (read_full_file(AT_FDCWD, SCX_DIR "/root/ops", SYSFS_ATTR_MAX, &buf, &n) >= 0)
                 scx_ops_name_parse(buf, n, ret->name);
         buf = mfree(buf);
-        if (ret->state == SCX_ENABLED && read_full_file(AT_FDCWD, SCX_DIR "/switch_all", SYSFS_ATTR_MAX, &buf, &n) >= 0)
+        if (ret->state == SCX_ENABLED &&
+            read_full_file(AT_FDCWD, SCX_DIR "/switch_all", SYSFS_ATTR_MAX, &buf, &n) >= 0)
                 ret->partial = n > 0 && buf[0] == '0';
 }
 

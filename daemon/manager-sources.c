@@ -723,7 +723,8 @@ int manager_setup_source(Manager *m) {
                 log_warning_errno(r_netlink, "Cannot subscribe to the proc connector (needs CAP_NET_ADMIN and the "
                                   "initial pid namespace): %m; falling back to scanning /proc.");
                 if (want == SOURCE_NETLINK)
-                        return log_error_errno(r_netlink, "The netlink event source was requested and is not available.");
+                        return log_error_errno(r_netlink,
+                                               "The netlink event source was requested and is not available.");
         }
         r = manager_setup_scan(m);
         if (r < 0)

@@ -340,8 +340,8 @@ static void parse_finish_section(ParseContext *c) {
                                 any = true;
                 if (!any)
                         parse_error(c, r->line,
-                                    "[%s %s] has no match keys (Comm=, Exe=, Cmdline=, Parent=, User=, Group=, Cgroup=, Unit=): "
-                                    "it would match every process; rule ignored",
+                                    "[%s %s] has no match keys (Comm=, Exe=, Cmdline=, Parent=, User=, Group=, "
+                                    "Cgroup=, Unit=): it would match every process; rule ignored",
                                     rule_kind_to_string(r->kind), c->cur_name);
                 else if (!c->cur_has_ln)
                         parse_error(c, r->line, "[%s %s] has no LatencyNice= setting; rule ignored",
@@ -405,12 +405,14 @@ static void parse_begin_section(ParseContext *c, char *line, size_t len) {
                 kind = RULE_UNIT;
         else {
                 parse_error(c, c->reader.line,
-                            "unknown section kind '[%s]': expected [Process NAME] or [Unit NAME]; section ignored", name);
+                            "unknown section kind '[%s]': expected [Process NAME] or [Unit NAME]; section ignored",
+                            name);
                 return;
         }
         c->cur.kind = kind;
         if (isempty(sp)) {
-                parse_error(c, c->reader.line, "section [%s] has no name: write [%s NAME]; section ignored", name, name);
+                parse_error(c, c->reader.line, "section [%s] has no name: write [%s NAME]; section ignored", name,
+                            name);
                 return;
         }
         /* Names may carry spaces ([Process Zup! 5]): they are shown as written, between the brackets. */
@@ -471,8 +473,8 @@ static int parse_words(ParseContext *c, const char *key, const char *value, char
                 if (k == MATCH_COMM && l > 15 && !string_is_glob(*w)) {
                         /* The kernel keeps 15 bytes, not characters: "Zup! 5.exe" fits, many UTF-8 names do not. */
                         parse_error(c, c->reader.line,
-                                    "Comm=\"%s\" can never match: it is %zu bytes and the kernel keeps only the first 15 "
-                                    "bytes of a command name; use Exe=\"%s\" (the file name) instead", *w, l, *w);
+                                    "Comm=\"%s\" can never match: it is %zu bytes and the kernel keeps only the first "
+                                    "15 bytes of a command name; use Exe=\"%s\" (the file name) instead", *w, l, *w);
                         continue;
                 }
                 if (k == MATCH_ANCESTOR && strchr(*w, '/') && (*w)[0] != '/') {
@@ -517,7 +519,8 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                 if (strcmp(key, match_key_table[k]) != 0)
                         continue;
                 if (r->kind == RULE_UNIT && k != MATCH_UNIT) {
-                        parse_error(c, line, "%s= is not valid in a [Unit] rule (only Unit=); use a [Process] rule", key);
+                        parse_error(c, line, "%s= is not valid in a [Unit] rule (only Unit=); use a [Process] rule",
+                                    key);
                         return 1;
                 }
                 q = parse_words(c, key, value, &c->cur_match[k], k);
@@ -568,7 +571,8 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                         if (strcasecmp(key, actions[k]) == 0)
                                 hint = actions[k];
                 if (hint)
-                        parse_error(c, line, "unknown key '%s' (keys are case-sensitive: did you mean '%s'?)", key, hint);
+                        parse_error(c, line, "unknown key '%s' (keys are case-sensitive: did you mean '%s'?)", key,
+                                    hint);
                 else
                         parse_error(c, line, "unknown key '%s'", key);
         }
