@@ -68,22 +68,22 @@ static size_t print_warnings(const RuleSet *s) {
         size_t n = 0;
 
         for (size_t i = 0; i < s->n_rules; i++) {
-                const Rule *r = &s->rules[i];
+                const Rule *rule = &s->rules[i];
 
-                if (r->kind != RULE_PROCESS)
+                if (rule->kind != RULE_PROCESS)
                         continue;
-                if (!filter_rule_checkable(r)) {
+                if (!filter_rule_checkable(rule)) {
                         fprintf(stderr,
                                 "%s:%u: warning: [Process %s] has nothing the kernel can check, so every exec on the "
                                 "machine wakes latniced to match it (a wakeup and a few microseconds per exec, about "
                                 "10 times the daemon's CPU); give it Comm=, Exe= (a file name), Parent=, Ancestor= (a "
                                 "name), User=, Group= or Unit=, or globs with a literal start (\"game*\", not "
                                 "\"*game\"); App= and Cgroup= the kernel cannot check.\n",
-                                r->file, r->line, r->name);
+                                rule->file, rule->line, rule->name);
                         n++;
                 }
                 for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++)
-                        for (char **v = rule_match(r, k); v && *v; v++) {
+                        for (char **v = rule_match(rule, k); v && *v; v++) {
                                 const char *b = letter_class(*v);
 
                                 if (!b)
@@ -91,7 +91,7 @@ static size_t print_warnings(const RuleSet *s) {
                                 fprintf(stderr,
                                         "%s:%u: warning: %s=%s is a glob in which %.*s matches one letter; if it is "
                                         "part of the name, write %.*s\\%s\n",
-                                        r->file, r->line, match_key_to_string(k), *v,
+                                        rule->file, rule->line, match_key_to_string(k), *v,
                                         (int) (strchr(b, ']') - b + 1), b, (int) (b - *v), *v, b);
                                 n++;
                         }
@@ -196,10 +196,10 @@ const Verb verb_cat_config = {
         "cat-config", run_cat_config, "show the effective rule files in order", cat_config_usage,
 };
 
-static void print_rule_ref(const Rule *r) {
+static void print_rule_ref(const Rule *rule) {
         char ref[512];
 
-        rule_format_ref(r, ref, sizeof(ref));
+        rule_format_ref(rule, ref, sizeof(ref));
         fputs(ref, stdout);
 }
 

@@ -125,8 +125,8 @@ static unsigned terminal_width(void) {
 static bool wanted(const Ctl *ctl, const CtlStatsClass *c) {
         if (!ctl->rules || (c->flags & LATNICE_STATS_F_OTHER))
                 return true; /* the comparison always */
-        for (char **r = ctl->rules; *r; r++)
-                if (strcmp(*r, c->name) == 0)
+        for (char **want = ctl->rules; *want; want++)
+                if (strcmp(*want, c->name) == 0)
                         return true;
         return false;
 }
@@ -225,14 +225,14 @@ static void print_text(const Ctl *ctl, const CtlStats *s) {
         if (!any)
                 printf("No process of %s had a value from latniced during the collection.\n\n",
                        ctl->rules ? "the rules named" : "any rule");
-        for (char **r = ctl->rules; r && *r; r++) {
+        for (char **want = ctl->rules; want && *want; want++) {
                 bool found = false;
 
                 for (size_t i = 0; i < s->n_classes; i++)
                         found = found || ((s->classes[i].flags & LATNICE_STATS_F_OTHER) == 0 &&
-                                          strcmp(s->classes[i].name, *r) == 0);
+                                          strcmp(s->classes[i].name, *want) == 0);
                 if (!found)
-                        printf("Rule %s: no process of it had its value during the collection.\n", *r);
+                        printf("Rule %s: no process of it had its value during the collection.\n", *want);
         }
 }
 

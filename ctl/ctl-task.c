@@ -229,31 +229,31 @@ typedef struct BusRule {
         int32_t value;
 } BusRule;
 
-static int read_rule(sd_bus_message *m, BusRule *r) {
-        return sd_bus_message_read(m, "(sssui)", &r->kind, &r->name, &r->file, &r->line, &r->value);
+static int read_rule(sd_bus_message *m, BusRule *rule) {
+        return sd_bus_message_read(m, "(sssui)", &rule->kind, &rule->name, &rule->file, &rule->line, &rule->value);
 }
 
-static void print_bus_rule(const BusRule *r) {
-        printf("[%s %s] %s:%" PRIu32, r->kind, r->name, r->file, r->line);
+static void print_bus_rule(const BusRule *rule) {
+        printf("[%s %s] %s:%" PRIu32, rule->kind, rule->name, rule->file, rule->line);
 }
 
-static void json_rule(const BusRule *r) {
+static void json_rule(const BusRule *rule) {
         putchar('{');
-        json_kv_str("kind", r->kind, true);
-        json_kv_str("name", r->name, false);
-        json_kv_str("file", r->file, false);
-        json_kv_int("line", r->line, false);
-        json_kv_int("latency_nice", r->value, false);
+        json_kv_str("kind", rule->kind, true);
+        json_kv_str("name", rule->name, false);
+        json_kv_str("file", rule->file, false);
+        json_kv_int("line", rule->line, false);
+        json_kv_int("latency_nice", rule->value, false);
         putchar('}');
 }
 
 /* "key":{rule}, or "key":null where no rule matched. */
-static void json_kv_rule(const char *key, const BusRule *r) {
+static void json_kv_rule(const char *key, const BusRule *rule) {
         json_key(key, false);
-        if (isempty(r->kind))
+        if (isempty(rule->kind))
                 fputs("null", stdout);
         else
-                json_rule(r);
+                json_rule(rule);
 }
 
 static const char *dict_get(char **dict, const char *key) {

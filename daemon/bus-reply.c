@@ -7,14 +7,14 @@
 
 const char *bus_esc(BusEsc *e, const char *s) {
         char *buf = NULL;
-        const char *r = utf8_safe(s ?: "", &buf);
+        const char *v = utf8_safe(s ?: "", &buf);
 
-        if (!r) {
+        if (!v) {
                 e->error = -ENOMEM;
                 return "";
         }
         if (!buf)
-                return r; /* valid already */
+                return v; /* valid already */
         if (e->n >= ELEMENTSOF(e->bufs)) {
                 free(buf);
                 e->error = -ENOBUFS;
@@ -40,27 +40,27 @@ int bus_append_str(sd_bus_message *m, const char *s) {
         return v ? sd_bus_message_append(m, "s", v) : -ENOMEM;
 }
 
-int bus_append_rule(sd_bus_message *reply, const Rule *r) {
+int bus_append_rule(sd_bus_message *reply, const Rule *rule) {
         BusEsc e = {};
         int q;
 
-        if (!r)
+        if (!rule)
                 return sd_bus_message_append(reply, "(sssui)", "", "", "", 0, 0);
-        q = sd_bus_message_append(reply, "(sssui)", rule_kind_to_string(r->kind), bus_esc(&e, r->name),
-                                  bus_esc(&e, r->file), r->line, r->latency_nice);
+        q = sd_bus_message_append(reply, "(sssui)", rule_kind_to_string(rule->kind), bus_esc(&e, rule->name),
+                                  bus_esc(&e, rule->file), rule->line, rule->latency_nice);
         return bus_esc_done(&e, q);
 }
 
-int bus_append_rule_keys(sd_bus_message *reply, const Rule *r) {
+int bus_append_rule_keys(sd_bus_message *reply, const Rule *rule) {
         int q;
 
         q = sd_bus_message_open_container(reply, 'a', "s");
-        for (MatchKey k = 0; q >= 0 && r && k < _MATCH_KEY_MAX; k++) {
+        for (MatchKey k = 0; q >= 0 && rule && k < _MATCH_KEY_MAX; k++) {
                 _cleanup_(freep) char *s = NULL;
 
-                if (!rule_match(r, k))
+                if (!rule_match(rule, k))
                         continue;
-                s = rule_format_key(r, k);
+                s = rule_format_key(rule, k);
                 if (!s)
                         return -ENOMEM;
                 q = bus_append_str(reply, s);
@@ -92,12 +92,12 @@ int bus_append_task(sd_bus_message *reply, const TaskInfo *t) {
 }
 
 /* (suuttttat): one class of a statistics result. */
-static int append_stats_classes(sd_bus_message *reply, const StatsResult *r) {
+static int append_stats_classes(sd_bus_message *reply, const StatsResult *result) {
         int q;
 
         q = sd_bus_message_open_container(reply, 'a', "(suuttttat)");
-        for (size_t i = 0; q >= 0 && r && i < r->n_classes; i++) {
-                const StatsClassResult *c = &r->classes[i];
+        for (size_t i = 0; q >= 0 && result && i < result->n_classes; i++) {
+                const StatsClassResult *c = &result->classes[i];
 
                 q = sd_bus_message_open_container(reply, 'r', "suuttttat");
                 if (q >= 0)
@@ -115,17 +115,17 @@ static int append_stats_classes(sd_bus_message *reply, const StatsResult *r) {
         return q;
 }
 
-int bus_append_stats_result(sd_bus_message *reply, const StatsResult *r) {
+int bus_append_stats_result(sd_bus_message *reply, const StatsResult *result) {
         int q;
 
-        q = sd_bus_message_append(reply, "tt", r ? r->finished_usec : 0, r ? r->duration_usec : 0);
+        q = sd_bus_message_append(reply, "tt", result ? result->finished_usec : 0, result ? result->duration_usec : 0);
         if (q >= 0)
-                q = bus_append_str(reply, r ? r->hook : "");
+                q = bus_append_str(reply, result ? result->hook : "");
         if (q >= 0)
-                q = bus_append_str(reply, r ? r->note : "");
+                q = bus_append_str(reply, result ? result->note : "");
         if (q >= 0)
-                q = sd_bus_message_append(reply, "t", r ? r->missed : 0);
+                q = sd_bus_message_append(reply, "t", result ? result->missed : 0);
         if (q >= 0)
-                q = append_stats_classes(reply, r);
+                q = append_stats_classes(reply, result);
         return q;
 }

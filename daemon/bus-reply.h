@@ -35,10 +35,10 @@ int bus_esc_done(BusEsc *e, int r);
 /* One string, escaped. */
 int bus_append_str(sd_bus_message *m, const char *s);
 /* (sssui): kind, name, file, line, latency nice; empty for none. */
-int bus_append_rule(sd_bus_message *reply, const Rule *r);
+int bus_append_rule(sd_bus_message *reply, const Rule *rule);
 /* as: the rule's keys, "Comm=a b*" (rule_format_key()); empty for none. */
-int bus_append_rule_keys(sd_bus_message *reply, const Rule *r);
+int bus_append_rule_keys(sd_bus_message *reply, const Rule *rule);
 /* a{ss}: what Explain says of a task (pid, comm, exe, cmdline, ancestors, user, cgroup, unit, ...). */
 int bus_append_task(sd_bus_message *reply, const TaskInfo *t);
 /* (tt ss t a(suuttttat)): finished (realtime usec), duration, hook, note, missed wakeups, classes. */
-int bus_append_stats_result(sd_bus_message *reply, const StatsResult *r);
+int bus_append_stats_result(sd_bus_message *reply, const StatsResult *result);

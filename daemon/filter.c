@@ -116,13 +116,13 @@ static bool ids_expressible(char * const *values) {
         return true;
 }
 
-bool filter_rule_checkable(const Rule *r) {
-        return all_expressible(rule_match(r, MATCH_COMM), LATNICE_COMM_LEN, false) ||
-               all_expressible(rule_match(r, MATCH_EXE), LATNICE_EXE_BASE_LEN, true) ||
-               all_expressible(rule_match(r, MATCH_PARENT), LATNICE_COMM_LEN, false) ||
-               ancestors_expressible(rule_match(r, MATCH_ANCESTOR)) ||
-               ids_expressible(rule_match(r, MATCH_USER)) || ids_expressible(rule_match(r, MATCH_GROUP)) ||
-               (rule_match(r, MATCH_UNIT) && rule_match(r, MATCH_UNIT)[0]);
+bool filter_rule_checkable(const Rule *rule) {
+        return all_expressible(rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN, false) ||
+               all_expressible(rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN, true) ||
+               all_expressible(rule_match(rule, MATCH_PARENT), LATNICE_COMM_LEN, false) ||
+               ancestors_expressible(rule_match(rule, MATCH_ANCESTOR)) ||
+               ids_expressible(rule_match(rule, MATCH_USER)) || ids_expressible(rule_match(rule, MATCH_GROUP)) ||
+               (rule_match(rule, MATCH_UNIT) && rule_match(rule, MATCH_UNIT)[0]);
 }
 
 void filter_names_count(const FilterName *names, size_t n, size_t *ret_exact, size_t *ret_prefix) {

@@ -138,19 +138,19 @@ static int reapply_on_defer(sd_event_source *es, void *userdata) {
         for (size_t end = s->i_todo + SCAN_CHUNK; s->i_todo < s->n_todo && s->i_todo < end; s->i_todo++) {
                 const ReapplyItem *it = &s->todo[s->i_todo];
                 AppliedProcess *e = applied_table_get(m->applied, it->pid);
-                ReapplyResult r = {};
+                ReapplyResult res = {};
 
                 /* Forgotten meanwhile, or the pid is another process now. */
                 if (!e || e->start_time != it->start_time)
                         continue;
-                if (applied_reapply(&m->probe, m->proc_fd, e, &r) < 0) {
+                if (applied_reapply(&m->probe, m->proc_fd, e, &res) < 0) {
                         s->n_gone++;
                         continue;
                 }
                 s->n_processes++;
-                s->sum.n_kept += r.n_kept;
-                s->sum.n_written += r.n_written;
-                s->sum.n_foreign += r.n_foreign;
+                s->sum.n_kept += res.n_kept;
+                s->sum.n_written += res.n_written;
+                s->sum.n_foreign += res.n_foreign;
         }
         if (s->i_todo < s->n_todo)
                 return 0;

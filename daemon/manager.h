@@ -105,7 +105,7 @@ typedef struct ManagerHooks {
         void (*foreground_drop_adopted)(Manager *m, const AppliedProcess *e);
         void (*foreground_free)(Manager *m);
         /* A statistics collection ended: its result, or NULL and why not (manager-stats.h). */
-        void (*stats_done)(Manager *m, const struct StatsResult *r, int error);
+        void (*stats_done)(Manager *m, const struct StatsResult *result, int error);
         /* The Backend property changed (a BPF scheduler came or went: manager-scx.h). */
         void (*backend_changed)(Manager *m);
 } ManagerHooks;

@@ -61,16 +61,16 @@ typedef struct MatchResult {
 void match_result_done(MatchResult *m);
 
 /* Does this one rule match? On false, *ret_failed names the first key that did not. */
-bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed);
+bool match_rule(const Rule *rule, const TaskInfo *t, MatchKey *ret_failed);
 
 /* The value of key k that matches the task (for explain), or NULL. */
-const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t);
+const char *match_key_matched(const Rule *rule, MatchKey k, const TaskInfo *t);
 
 /* "reaper[1234] <- steam[1200] <- systemd[1]": the chain, nearest first, newly allocated; NULL on OOM. */
 char *task_ancestors_format(const TaskInfo *t);
 
 /* The nearest ancestor that one of the rule's Ancestor= values matches (its index: levels up - 1), or -1. */
-ssize_t match_ancestor_matched(const Rule *r, const TaskInfo *t);
+ssize_t match_ancestor_matched(const Rule *rule, const TaskInfo *t);
 
 /*
  * First process rule that matches wins. With want_shadowed, also collects the

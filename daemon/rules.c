@@ -77,20 +77,20 @@ const char *conf_file_state_to_string(ConfFileState s) {
         return NULL;
 }
 
-char *rule_format_key(const Rule *r, MatchKey k) {
+char *rule_format_key(const Rule *rule, MatchKey k) {
         _cleanup_(freep) char *v = NULL;
         char *s;
 
-        if (!rule_match(r, k))
+        if (!rule_match(rule, k))
                 return NULL;
-        v = strv_join(rule_match(r, k), " ");
+        v = strv_join(rule_match(rule, k), " ");
         if (!v || asprintf(&s, "%s=%s", match_key_to_string(k), v) < 0)
                 return NULL;
         return s;
 }
 
-void rule_format_ref(const Rule *r, char *buf, size_t size) {
-        snprintf(buf, size, "[%s %s] %s:%u", rule_kind_to_string(r->kind), r->name, r->file, r->line);
+void rule_format_ref(const Rule *rule, char *buf, size_t size) {
+        snprintf(buf, size, "[%s %s] %s:%u", rule_kind_to_string(rule->kind), rule->name, rule->file, rule->line);
 }
 
 void rule_error_format(const RuleError *e, char *buf, size_t size) {
@@ -321,7 +321,7 @@ static int parse_freeze(ParseContext *c, Rule *ret) {
 }
 
 static void parse_finish_section(ParseContext *c) {
-        Rule *r = &c->cur;
+        Rule *rule = &c->cur;
         bool any = false;
         int q;
 
@@ -330,7 +330,7 @@ static void parse_finish_section(ParseContext *c) {
         c->in_section = false;
 
         if (!c->cur_bad) {
-                if (r->kind == RULE_UNIT && !c->cur_match[MATCH_UNIT]) {
+                if (rule->kind == RULE_UNIT && !c->cur_match[MATCH_UNIT]) {
                         /* [Unit game.slice] names its unit (or glob) in the section. */
                         if (strv_extend(&c->cur_match[MATCH_UNIT], c->cur_name) < 0)
                                 c->oom = -ENOMEM;
@@ -339,13 +339,13 @@ static void parse_finish_section(ParseContext *c) {
                         if (c->cur_match[k])
                                 any = true;
                 if (!any)
-                        parse_error(c, r->line,
+                        parse_error(c, rule->line,
                                     "[%s %s] has no match keys (Comm=, Exe=, Cmdline=, Parent=, User=, Group=, "
                                     "Cgroup=, Unit=): it would match every process; rule ignored",
-                                    rule_kind_to_string(r->kind), c->cur_name);
+                                    rule_kind_to_string(rule->kind), c->cur_name);
                 else if (!c->cur_has_ln)
-                        parse_error(c, r->line, "[%s %s] has no LatencyNice= setting; rule ignored",
-                                    rule_kind_to_string(r->kind), c->cur_name);
+                        parse_error(c, rule->line, "[%s %s] has no LatencyNice= setting; rule ignored",
+                                    rule_kind_to_string(rule->kind), c->cur_name);
         }
 
         if (c->cur_bad || c->oom < 0) {
@@ -502,7 +502,7 @@ static int parse_words(ParseContext *c, const char *key, const char *value, char
 static int parse_handler(void *userdata, const char *section, const char *key, const char *value) {
         ParseContext *c = userdata;
         unsigned line = c->reader.line;
-        Rule *r = &c->cur;
+        Rule *rule = &c->cur;
         int v, q;
 
         (void) section;
@@ -518,7 +518,7 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
         for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
                 if (strcmp(key, match_key_table[k]) != 0)
                         continue;
-                if (r->kind == RULE_UNIT && k != MATCH_UNIT) {
+                if (rule->kind == RULE_UNIT && k != MATCH_UNIT) {
                         parse_error(c, line, "%s= is not valid in a [Unit] rule (only Unit=); use a [Process] rule",
                                     key);
                         return 1;
@@ -538,14 +538,14 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                         parse_error(c, line, "LatencyNice=%s is out of range; expected an integer from %d to %d",
                                     value, -20, 19);
                 else {
-                        r->latency_nice = v;
+                        rule->latency_nice = v;
                         c->cur_has_ln = true;
                 }
         } else if (strcmp(key, "Threads") == 0) {
                 if (strcmp(value, "all") == 0)
-                        r->threads = THREADS_ALL;
+                        rule->threads = THREADS_ALL;
                 else if (strcmp(value, "main") == 0)
-                        r->threads = THREADS_MAIN;
+                        rule->threads = THREADS_MAIN;
                 else
                         parse_error(c, line, "Threads=%s is invalid; expected 'all' or 'main'", value);
         } else if (strcmp(key, "Inherit") == 0) {
@@ -553,13 +553,13 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                 if (q < 0)
                         parse_error(c, line, "Inherit=%s is not a boolean; expected yes or no", value);
                 else
-                        r->inherit = q;
+                        rule->inherit = q;
         } else if (strcmp(key, "Override") == 0) {
                 q = parse_boolean(value);
                 if (q < 0)
                         parse_error(c, line, "Override=%s is not a boolean; expected yes or no", value);
                 else
-                        r->override = q;
+                        rule->override = q;
         } else {
                 const char *hint = NULL;
                 static const char * const actions[] = { "LatencyNice", "Threads", "Override", "Inherit" };
@@ -631,10 +631,10 @@ static int drop_duplicate_sections(ParseContext *c) {
                 return 0;
         w = c->first_rule;
         for (size_t i = 0; i < n; i++) {
-                Rule *r = &s->rules[c->first_rule + i];
+                Rule *rule = &s->rules[c->first_rule + i];
 
                 if (!drop[i])
-                        s->rules[w++] = *r; /* a dropped one's strings stay in the arena until the set goes */
+                        s->rules[w++] = *rule; /* a dropped one's strings stay in the arena until the set goes */
         }
         s->n_rules = w;
         return 0;
