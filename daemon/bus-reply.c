@@ -42,20 +42,20 @@ int bus_append_str(sd_bus_message *m, const char *s) {
 
 int bus_append_rule(sd_bus_message *reply, const Rule *rule) {
         BusEsc e = {};
-        int q;
+        int r;
 
         if (!rule)
                 return sd_bus_message_append(reply, "(sssui)", "", "", "", 0, 0);
-        q = sd_bus_message_append(reply, "(sssui)", rule_kind_to_string(rule->kind), bus_esc(&e, rule->name),
+        r = sd_bus_message_append(reply, "(sssui)", rule_kind_to_string(rule->kind), bus_esc(&e, rule->name),
                                   bus_esc(&e, rule->file), rule->line, rule->latency_nice);
-        return bus_esc_done(&e, q);
+        return bus_esc_done(&e, r);
 }
 
 int bus_append_rule_keys(sd_bus_message *reply, const Rule *rule) {
-        int q;
+        int r;
 
-        q = sd_bus_message_open_container(reply, 'a', "s");
-        for (MatchKey k = 0; q >= 0 && rule && k < _MATCH_KEY_MAX; k++) {
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        for (MatchKey k = 0; r >= 0 && rule && k < _MATCH_KEY_MAX; k++) {
                 _cleanup_(freep) char *s = NULL;
 
                 if (!rule_match(rule, k))
@@ -63,11 +63,11 @@ int bus_append_rule_keys(sd_bus_message *reply, const Rule *rule) {
                 s = rule_format_key(rule, k);
                 if (!s)
                         return -ENOMEM;
-                q = bus_append_str(reply, s);
+                r = bus_append_str(reply, s);
         }
-        if (q >= 0)
-                q = sd_bus_message_close_container(reply);
-        return q;
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
 }
 
 int bus_append_task(sd_bus_message *reply, const TaskInfo *t) {
@@ -93,39 +93,39 @@ int bus_append_task(sd_bus_message *reply, const TaskInfo *t) {
 
 /* (suuttttat): one class of a statistics result. */
 static int append_stats_classes(sd_bus_message *reply, const StatsResult *result) {
-        int q;
+        int r;
 
-        q = sd_bus_message_open_container(reply, 'a', "(suuttttat)");
-        for (size_t i = 0; q >= 0 && result && i < result->n_classes; i++) {
+        r = sd_bus_message_open_container(reply, 'a', "(suuttttat)");
+        for (size_t i = 0; r >= 0 && result && i < result->n_classes; i++) {
                 const StatsClassResult *c = &result->classes[i];
 
-                q = sd_bus_message_open_container(reply, 'r', "suuttttat");
-                if (q >= 0)
-                        q = bus_append_str(reply, c->name);
-                if (q >= 0)
-                        q = sd_bus_message_append(reply, "uutttt", c->flags, c->processes, c->hist.wakeups,
+                r = sd_bus_message_open_container(reply, 'r', "suuttttat");
+                if (r >= 0)
+                        r = bus_append_str(reply, c->name);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "uutttt", c->flags, c->processes, c->hist.wakeups,
                                                   c->hist.total_ns, c->hist.max_ns, c->hist.preemptions);
-                if (q >= 0)
-                        q = sd_bus_message_append_array(reply, 't', c->hist.slots, sizeof(c->hist.slots));
-                if (q >= 0)
-                        q = sd_bus_message_close_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_append_array(reply, 't', c->hist.slots, sizeof(c->hist.slots));
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
         }
-        if (q >= 0)
-                q = sd_bus_message_close_container(reply);
-        return q;
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
 }
 
 int bus_append_stats_result(sd_bus_message *reply, const StatsResult *result) {
-        int q;
+        int r;
 
-        q = sd_bus_message_append(reply, "tt", result ? result->finished_usec : 0, result ? result->duration_usec : 0);
-        if (q >= 0)
-                q = bus_append_str(reply, result ? result->hook : "");
-        if (q >= 0)
-                q = bus_append_str(reply, result ? result->note : "");
-        if (q >= 0)
-                q = sd_bus_message_append(reply, "t", result ? result->missed : 0);
-        if (q >= 0)
-                q = append_stats_classes(reply, result);
-        return q;
+        r = sd_bus_message_append(reply, "tt", result ? result->finished_usec : 0, result ? result->duration_usec : 0);
+        if (r >= 0)
+                r = bus_append_str(reply, result ? result->hook : "");
+        if (r >= 0)
+                r = bus_append_str(reply, result ? result->note : "");
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "t", result ? result->missed : 0);
+        if (r >= 0)
+                r = append_stats_classes(reply, result);
+        return r;
 }

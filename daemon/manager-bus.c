@@ -137,14 +137,14 @@ static int property_get_suppressed(sd_bus *bus, const char *path, const char *in
 static int property_get_last_stats(sd_bus *bus, const char *path, const char *interface, const char *property,
                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        int q;
+        int r;
 
-        q = sd_bus_message_open_container(reply, 'r', "ttssta(suuttttat)");
-        if (q >= 0)
-                q = bus_append_stats_result(reply, manager_stats_last(m));
-        if (q >= 0)
-                q = sd_bus_message_close_container(reply);
-        return q;
+        r = sd_bus_message_open_container(reply, 'r', "ttssta(suuttttat)");
+        if (r >= 0)
+                r = bus_append_stats_result(reply, manager_stats_last(m));
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
 }
 
 static int property_get_stats_waiting(sd_bus *bus, const char *path, const char *interface,

@@ -323,7 +323,7 @@ static int parse_freeze(ParseContext *c, Rule *ret) {
 static void parse_finish_section(ParseContext *c) {
         Rule *rule = &c->cur;
         bool any = false;
-        int q;
+        int r;
 
         if (!c->in_section)
                 return;
@@ -353,11 +353,11 @@ static void parse_finish_section(ParseContext *c) {
                 return;
         }
 
-        q = array_grow((void **) &c->set->rules, &c->set->alloc_rules, c->set->n_rules, sizeof(Rule));
-        if (q >= 0)
-                q = parse_freeze(c, &c->set->rules[c->set->n_rules]);
-        if (q < 0)
-                c->oom = q;
+        r = array_grow((void **) &c->set->rules, &c->set->alloc_rules, c->set->n_rules, sizeof(Rule));
+        if (r >= 0)
+                r = parse_freeze(c, &c->set->rules[c->set->n_rules]);
+        if (r < 0)
+                c->oom = r;
         else
                 c->set->n_rules++;
         parse_cur_done(c);
@@ -453,17 +453,17 @@ static bool parse_on_line(void *userdata, char *line, size_t len, int max) {
 static int parse_words(ParseContext *c, const char *key, const char *value, char ***list, MatchKey k) {
         _cleanup_(strv_freep) char **words = NULL;
         const char *why = NULL;
-        int q;
+        int r;
 
         if (isempty(value)) {
                 /* Empty assignment resets the list, as in systemd unit files. */
                 *list = strv_free(*list);
                 return 0;
         }
-        q = strv_split_quoted(value, &words, &why);
-        if (q == -ENOMEM)
-                return q;
-        if (q < 0) {
+        r = strv_split_quoted(value, &words, &why);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
                 parse_error(c, c->reader.line, "%s=%s: %s", key, value, why);
                 return 0;
         }
@@ -503,7 +503,7 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
         ParseContext *c = userdata;
         unsigned line = c->reader.line;
         Rule *rule = &c->cur;
-        int v, q;
+        int v, r;
 
         (void) section;
 
@@ -523,18 +523,18 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                                     key);
                         return 1;
                 }
-                q = parse_words(c, key, value, &c->cur_match[k], k);
-                if (q < 0)
-                        c->oom = q;
+                r = parse_words(c, key, value, &c->cur_match[k], k);
+                if (r < 0)
+                        c->oom = r;
                 return c->oom < 0 ? 0 : 1;
         }
 
         if (strcmp(key, "LatencyNice") == 0) {
-                q = safe_atoi(value, &v);
-                if (q == -EINVAL)
+                r = safe_atoi(value, &v);
+                if (r == -EINVAL)
                         parse_error(c, line, "LatencyNice=%s is not a number; expected an integer from %d to %d",
                                     value, -20, 19);
-                else if (q < 0 || v < -20 || v > 19)
+                else if (r < 0 || v < -20 || v > 19)
                         parse_error(c, line, "LatencyNice=%s is out of range; expected an integer from %d to %d",
                                     value, -20, 19);
                 else {
@@ -549,17 +549,17 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                 else
                         parse_error(c, line, "Threads=%s is invalid; expected 'all' or 'main'", value);
         } else if (strcmp(key, "Inherit") == 0) {
-                q = parse_boolean(value);
-                if (q < 0)
+                r = parse_boolean(value);
+                if (r < 0)
                         parse_error(c, line, "Inherit=%s is not a boolean; expected yes or no", value);
                 else
-                        rule->inherit = q;
+                        rule->inherit = r;
         } else if (strcmp(key, "Override") == 0) {
-                q = parse_boolean(value);
-                if (q < 0)
+                r = parse_boolean(value);
+                if (r < 0)
                         parse_error(c, line, "Override=%s is not a boolean; expected yes or no", value);
                 else
-                        rule->override = q;
+                        rule->override = r;
         } else {
                 const char *hint = NULL;
                 static const char * const actions[] = { "LatencyNice", "Threads", "Override", "Inherit" };
