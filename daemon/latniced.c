@@ -204,8 +204,8 @@ static int run(int argc, char **argv) {
         if (getrlimit(RLIMIT_MEMLOCK, &rl) >= 0 && rl.rlim_cur != RLIM_INFINITY) {
                 rl = (struct rlimit) { RLIM_INFINITY, RLIM_INFINITY };
                 if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
-                        log_info_errno(-errno, "Cannot raise RLIMIT_MEMLOCK (%m); on kernels before 5.11 the BPF "
-                                       "maps may not fit: set LimitMEMLOCK=infinity for latniced.");
+                        log_info_errno(-errno, "Failed to raise RLIMIT_MEMLOCK, ignoring (on kernels before 5.11 "
+                                       "the BPF maps may not fit: set LimitMEMLOCK=infinity for latniced): %m");
         }
 
         sigemptyset(&ss);

@@ -197,8 +197,9 @@ static void manager_open_state(Manager *m) {
                 snprintf(key.boot_id, sizeof(key.boot_id), "%.36s", boot_id);
         r = state_file_open(m->options.state_dir ?: LATNICE_STATE_DIR, &key, manager_adopt, m, &m->state);
         if (r < 0) {
-                log_warning_errno(r, "Cannot keep what latniced sets in %s (%m): after a crash, values set "
-                                  "before it are left as they are.", m->options.state_dir ?: LATNICE_STATE_DIR);
+                log_warning_errno(r, "Failed to keep what latniced sets in %s, ignoring (after a crash, values "
+                                  "set before it are left as they are): %m",
+                                  m->options.state_dir ?: LATNICE_STATE_DIR);
                 return;
         }
         if (applied_table_size(m->applied) > 0)
@@ -224,10 +225,10 @@ static int manager_exe_fallback(pid_t pid, uint64_t start_time, char *path, size
                 r = task_exe_new(&m->task_exe);
                 if (r < 0) {
                         m->task_exe_error = r;
-                        return log_notice_errno(r, "Cannot tell which file other users' processes execute "
+                        return log_notice_errno(r, "Failed to tell which file other users' processes execute "
                                                 "(/proc/PID/exe needs CAP_SYS_PTRACE, and the BPF task "
-                                                "iterator did not load: %m): Exe= and Ancestor= paths do not "
-                                                "match their processes that were running before latniced.");
+                                                "iterator did not load), ignoring (Exe= and Ancestor= paths do "
+                                                "not match their processes that were running before latniced): %m");
                 }
         }
         r = task_exe_read(m->task_exe, pid, path, size, &info);
@@ -258,7 +259,7 @@ int manager_start(Manager *m) {
 
         r = manager_find_cgroup2(m);
         if (r < 0)
-                log_debug_errno(r, "No cgroup2 mount found, cgroup ids resolve through /proc: %m");
+                log_debug_errno(r, "Failed to find a cgroup2 mount, resolving cgroup ids through /proc: %m");
 
         manager_open_state(m);
 
@@ -320,7 +321,7 @@ int manager_run(Manager *m) {
         r = sd_event_loop(m->event);
         manager_leave_realtime(m);
         if (r < 0)
-                return log_error_errno(r, "Event loop failed: %m");
+                return log_error_errno(r, "Failed to run the event loop: %m");
         manager_log_latency(m);
 
         if (m->options.keep_on_exit) {

@@ -186,7 +186,7 @@ static void reapply_start(Manager *m, ManagerScx *s) {
         if (!s->reapply_defer) {
                 r = sd_event_add_defer(m->event, &s->reapply_defer, reapply_on_defer, m);
                 if (r < 0) {
-                        log_warning_errno(r, "Cannot write latniced's values again: %m");
+                        log_warning_errno(r, "Failed to write latniced's values again: %m");
                         reapply_done(m, s);
                         return;
                 }
@@ -204,7 +204,7 @@ static void scx_arm(Manager *m, ManagerScx *s, uint64_t usec) {
                                           "scx-read", true);
 
         if (r < 0)
-                log_warning_errno(r, "Cannot arm the timer that reads sched_ext's state: %m");
+                log_warning_errno(r, "Failed to arm the timer that reads sched_ext's state: %m");
 }
 
 static void scx_refresh(Manager *m) {
@@ -293,8 +293,8 @@ static int scx_on_uevent(sd_event_source *es, int fd, uint32_t revents, void *us
                                 changed = true;
                                 continue;
                         }
-                        log_warning_errno(errno, "Cannot read kernel uevents (%m): reading sched_ext's state every "
-                                          "%d s instead.", SCX_POLL_USEC / 1000000);
+                        log_warning_errno(errno, "Failed to read kernel uevents, reading sched_ext's state every "
+                                          "%d s instead: %m", SCX_POLL_USEC / 1000000);
                         m->scx_state->uevent_source = sd_event_source_disable_unref(m->scx_state->uevent_source);
                         m->scx_state->poll = true;
                         changed = true;
@@ -348,8 +348,8 @@ int manager_scx_start(Manager *m) {
 
         r = scx_open_uevents(m, s);
         if (r < 0) {
-                log_notice_errno(r, "Cannot listen to kernel uevents (%m): reading sched_ext's state every %d s "
-                                 "instead.", SCX_POLL_USEC / 1000000);
+                log_notice_errno(r, "Failed to listen to kernel uevents, reading sched_ext's state every %d s "
+                                 "instead: %m", SCX_POLL_USEC / 1000000);
                 s->uevent_source = sd_event_source_disable_unref(s->uevent_source);
                 s->poll = true;
         }

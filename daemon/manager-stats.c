@@ -207,7 +207,7 @@ static int manager_stats_on_timer(sd_event_source *src, uint64_t usec, void *use
         r = stats_finish(m, s);
         stats_stop(s);
         if (r < 0) {
-                log_error_errno(r, "Cannot read the scheduler statistics: %m");
+                log_error_errno(r, "Failed to read the scheduler statistics: %m");
                 if (m->hooks.stats_done)
                         m->hooks.stats_done(m, NULL, r);
                 return 0;

@@ -456,7 +456,8 @@ static int units_start_watch(Manager *m) {
         if (u->watch || !m->bus)
                 return 0;
         if (u->mounts_error < 0)
-                log_warning_errno(u->mounts_error, "No cgroup hierarchy found (%m): [Unit] rules cannot apply.");
+                log_warning_errno(u->mounts_error, "Failed to find a cgroup hierarchy, ignoring ([Unit] rules cannot "
+                                  "apply): %m");
         r = systemd_watch_new(m->bus, &units_ops, m, &u->watch);
         if (r < 0)
                 return log_warning_errno(r, "Failed to watch systemd on the bus: %m");

@@ -138,8 +138,8 @@ void manager_setup_realtime(Manager *m) {
         /* Try once now, so that a refusal is reported at start; then stay a normal task until the loop sleeps. */
         r = manager_sched_self(m, true);
         if (r < 0) {
-                log_notice_errno(r, "Cannot run at SCHED_FIFO (%m); values may be set after a program "
-                                 "started rather than before.");
+                log_notice_errno(r, "Failed to run at SCHED_FIFO, ignoring (values may be set after a program "
+                                 "started rather than before): %m");
                 if (m->probe.backend != BACKEND_NONE)
                         (void) manager_sched_self(m, false);
                 return;

@@ -442,7 +442,8 @@ const Rule *match_unit(const RuleSet *s, const char *unit) {
         for (size_t i = 0; i < s->n_rules; i++) {
                 const Rule *rule = &s->rules[i];
 
-                if (rule->kind == RULE_UNIT && rule_match(rule, MATCH_UNIT) && any_matches(rule_match(rule, MATCH_UNIT), unit))
+                if (rule->kind == RULE_UNIT && rule_match(rule, MATCH_UNIT) &&
+                    any_matches(rule_match(rule, MATCH_UNIT), unit))
                         return rule;
         }
         return NULL;
