@@ -580,7 +580,9 @@ int main(void) {
                 /* The table as the daemon keeps it: this (root's) process, and one named with a byte
                  * sequence that is not UTF-8 (comm cut in the middle of a character, or \xff). */
                 ProcStat st;
-                AppliedProcess e = { .pid = getpid(), .uid = getuid(), .latency_nice = 0, .state_slot = STATE_SLOT_NONE };
+                AppliedProcess e = {
+                        .pid = getpid(), .uid = getuid(), .latency_nice = 0, .state_slot = STATE_SLOT_NONE,
+                };
                 AppliedProcess bad = { .pid = 0x7ffffff0, .uid = 0, .latency_nice = 3, .state_slot = STATE_SLOT_NONE };
 
                 ASSERT_EQ(proc_stat_read(m->proc_fd, "self/stat", &st), 0);

@@ -72,7 +72,8 @@ static void test_app(void) {
         static const struct {
                 const char *cgroup, *app;
         } ids[] = {
-                { "/user.slice/user-1000.slice/user@1000.service/app.slice/app-flatpak-com.valvesoftware.Steam-4242.scope",
+                { "/user.slice/user-1000.slice/user@1000.service/app.slice/"
+                  "app-flatpak-com.valvesoftware.Steam-4242.scope",
                   "com.valvesoftware.Steam" },
                 { "/user.slice/flatpak-org.gnome.Builder-77.scope", "org.gnome.Builder" },        /* older Flatpak */
                 { "/app-flatpak-org.x.My-App-9.scope/sub", "org.x.My-App" },                     /* dashes in the ID */
@@ -200,7 +201,10 @@ static void test_keys(void) {
         t = (TaskInfo) { .comm = "x", .cgroup = "/game.slicex/run-u12.scope" };
         ASSERT_TRUE(!winner(s, &t));
         /* A user's own unit of that name (systemd-run --user --slice=game.slice) is not the system's. */
-        t = (TaskInfo) { .comm = "x", .cgroup = "/user.slice/user-1000.slice/user@1000.service/game.slice/run-u3.scope" };
+        t = (TaskInfo) {
+                .comm = "x",
+                .cgroup = "/user.slice/user-1000.slice/user@1000.service/game.slice/run-u3.scope",
+        };
         ASSERT_TRUE(!winner(s, &t));
         {
                 _cleanup_(match_index_freep) MatchIndex *ix = NULL;
@@ -294,13 +298,18 @@ static void test_explain(void) {
 static void test_cgroup_units(void) {
         char *u;
 
-        ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/app-x.scope", "user@*.service"));
+        ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/app-x.scope",
+                                        "user@*.service"));
         ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice", "user.slice"));
         /* Below user@UID.service the names are the user manager's: anybody can make a game.slice there. */
-        ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope", "user-1000.slice"));
-        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/game.slice/x.scope", "game.slice"));
-        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/game.slice/x.scope", "x.scope"));
-        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope", "*.scope"));
+        ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope",
+                                        "user-1000.slice"));
+        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/game.slice/x.scope",
+                                         "game.slice"));
+        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/game.slice/x.scope",
+                                         "x.scope"));
+        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope",
+                                         "*.scope"));
         ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/session-4.scope", "session-*.scope"));
         ASSERT_TRUE(!cgroup_path_in_unit("/user.slice", "user"));
         ASSERT_TRUE(!cgroup_path_in_unit(NULL, "*"));

@@ -369,7 +369,8 @@ static const char mountinfo_hybrid[] =
 
 static const char mountinfo_v2[] =
         "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
-        "30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n";
+        "30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 "
+        "rw,nsdelegate,memory_recursiveprot\n";
 
 /* cpu,cpuacct joint, a bind of a subtree first, escaped mount point */
 static const char mountinfo_odd[] =
