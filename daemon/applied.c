@@ -249,9 +249,11 @@ static int restore_one(pid_t tid, void *userdata) {
         return 0;
 }
 
-int applied_restore(const SchedProbe *p, int proc_fd, const AppliedProcess *e) {
+/* Calls fn for every thread of e's process, if it is still that process: < 0 if it is not (or no backend),
+ * else 0 and the walk's own result in *ret_walk. */
+static int walk_process(const SchedProbe *p, int proc_fd, const AppliedProcess *e, SchedThreadFunc fn,
+                        void *userdata, int *ret_walk) {
         _cleanup_(closep) int fd = -1;
-        RestoreCtx c = { .p = p, .e = e };
         int r;
 
         if (p->backend == BACKEND_NONE)
@@ -259,9 +261,19 @@ int applied_restore(const SchedProbe *p, int proc_fd, const AppliedProcess *e) {
         r = open_process(proc_fd, e, &fd);
         if (r < 0)
                 return r;
-        r = sched_walk_threads(fd, NULL, 0, restore_one, &c);
-        if (r < 0 && r != -EAGAIN && c.n_restored == 0)
+        *ret_walk = sched_walk_threads(fd, NULL, 0, fn, userdata);
+        return 0;
+}
+
+int applied_restore(const SchedProbe *p, int proc_fd, const AppliedProcess *e) {
+        RestoreCtx c = { .p = p, .e = e };
+        int r, walk;
+
+        r = walk_process(p, proc_fd, e, restore_one, &c, &walk);
+        if (r < 0)
                 return r;
+        if (walk < 0 && walk != -EAGAIN && c.n_restored == 0)
+                return walk;
         return c.n_restored;
 }
 
@@ -291,17 +303,13 @@ static int reapply_one(pid_t tid, void *userdata) {
 }
 
 int applied_reapply(const SchedProbe *p, int proc_fd, const AppliedProcess *e, ReapplyResult *ret) {
-        _cleanup_(closep) int fd = -1;
         ReapplyCtx c = { .p = p, .e = e, .default_raw = sched_raw_value(p, 0), .ret = ret };
-        int r;
+        int r, walk;
 
-        if (p->backend == BACKEND_NONE)
-                return -EOPNOTSUPP;
-        r = open_process(proc_fd, e, &fd);
+        r = walk_process(p, proc_fd, e, reapply_one, &c, &walk);
         if (r < 0)
                 return r;
-        r = sched_walk_threads(fd, NULL, 0, reapply_one, &c);
-        return r == -ESRCH ? r : 0;
+        return walk == -ESRCH ? walk : 0;
 }
 
 const char *applied_set_by(const SchedProbe *p, int proc_fd, const AppliedProcess *e, const ThreadSched *main_thread,
