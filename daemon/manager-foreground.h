@@ -6,7 +6,7 @@
  * somebody else changed it meanwhile. One boost per user; the bus names
  * that set it are tracked, and it ends when they all leave the bus. A layer
  * above the manager, like manager-units.c: the manager reaches it only
- * through ManagerHooks (latniced.c), the bus API (manager-bus.c) calls it.
+ * through ManagerHooks (latniced.c), the bus API (manager-bus-change.c) calls it.
  */
 #pragma once
 

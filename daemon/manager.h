@@ -151,7 +151,7 @@ struct Manager {
         char *source_reason;
         ExecBpf *bpf;
         sd_event_source *bpf_event_source;
-        struct TaskExe *task_exe; /* what other users' processes execute (manager.c), loaded on first need */
+        struct TaskExe *task_exe; /* what other users' processes execute (manager-lifecycle.c), loaded on first need */
         int task_exe_error;       /* it did not load: not tried again */
         sd_event_source *rename_sweep; /* decides coalesced renames, a few times a second (manager-sources.c) */
         struct RenameGate *rename_gate; /* the proc connector's renames, coalesced in user space */
