@@ -123,7 +123,8 @@ static int take_cmdlines(AnanicyImport *imp, const char *file, unsigned line, js
         size_t n;
 
         if (json_object_get_type(v) != json_type_array)
-                return message(imp, ANANICY_ERROR, file, line, "\"cmdlines\" must be a list of strings; field ignored");
+                return message(imp, ANANICY_ERROR, file, line,
+                               "\"cmdlines\" must be a list of strings; field ignored");
         n = json_object_array_length(v);
         for (size_t i = 0; i < n; i++) {
                 json_object *w = json_object_array_get_idx(v, i);
@@ -166,7 +167,8 @@ static int import_object(AnanicyImport *imp, const char *file, unsigned line, js
                         imp->n_cgroups++;
                         return 0;
                 }
-                return message(imp, ANANICY_ERROR, file, line, "neither \"name\" nor \"type\": not a rule; line ignored");
+                return message(imp, ANANICY_ERROR, file, line,
+                               "neither \"name\" nor \"type\": not a rule; line ignored");
         }
         if (name) {
                 if (json_object_get_type(name) != json_type_string ||
@@ -207,7 +209,8 @@ static int import_object(AnanicyImport *imp, const char *file, unsigned line, js
                                         known = true;
                                 }
                         if (!known)
-                                r = message(imp, ANANICY_WARNING, file, line, "unknown field \"%.*s\" ignored", SHOWN(key));
+                                r = message(imp, ANANICY_WARNING, file, line, "unknown field \"%.*s\" ignored",
+                                            SHOWN(key));
                 }
                 if (r < 0)
                         return r;
@@ -215,8 +218,8 @@ static int import_object(AnanicyImport *imp, const char *file, unsigned line, js
         if (e.f.sched && !ananicy_latency_nice(&(AnanicyFields) { .sched = e.f.sched }, &(int) { 0 }) &&
             !streq_ptr(e.f.sched, "other") && !streq_ptr(e.f.sched, "normal")) {
                 r = message(imp, ANANICY_WARNING, file, line,
-                            "\"sched\": \"%.*s\" is not a policy latnice knows (other, batch, idle, fifo, rr, iso); ignored",
-                            SHOWN(e.f.sched));
+                            "\"sched\": \"%.*s\" is not a policy latnice knows (other, batch, idle, fifo, rr, "
+                            "iso); ignored", SHOWN(e.f.sched));
                 if (r < 0)
                         return r;
                 e.f.sched = mfree(e.f.sched);
@@ -271,7 +274,8 @@ int ananicy_import_buffer(AnanicyImport *imp, const char *file, const char *buf,
                         continue;
                 imp->n_lines++;
                 if (*s != '{') {
-                        r = message(imp, ANANICY_ERROR, stored, line, "not a JSON object ('{' expected); line ignored");
+                        r = message(imp, ANANICY_ERROR, stored, line,
+                                    "not a JSON object ('{' expected); line ignored");
                         continue;
                 }
                 json_tokener_reset(tok);
@@ -410,11 +414,13 @@ static int dedupe(AnanicyImport *imp, AnanicyEntry *a, size_t *n, const char *wh
                         /* Same type and same value: a harmless repeat; otherwise a conflict worth a look. */
                         if (fields_equal(&a[i].f, &later->f) && streq_ptr(a[i].type, later->type))
                                 r = message(imp, ANANICY_WARNING, later->file, later->line,
-                                            "%s \"%.*s\" repeats %s:%u", what, SHOWN(later->name), a[i].file, a[i].line);
+                                            "%s \"%.*s\" repeats %s:%u", what, SHOWN(later->name), a[i].file,
+                                            a[i].line);
                         else
                                 r = message(imp, ANANICY_WARNING, later->file, later->line,
-                                            "%s \"%.*s\" is also defined at %s:%u, differently; the later one is used, "
-                                            "as ananicy does", what, SHOWN(later->name), a[i].file, a[i].line);
+                                            "%s \"%.*s\" is also defined at %s:%u, differently; the later one "
+                                            "is used, as ananicy does", what, SHOWN(later->name), a[i].file,
+                                            a[i].line);
                         if (r < 0)
                                 return r;
                         imp->n_replaced++;
@@ -556,7 +562,8 @@ static void section_comment(FILE *f, const Placed *p, const AnanicyEntry *type) 
         else if (p->e->f.cmdlines)
                 fprintf(f, "# %s:%u", p->e->file, p->e->line);
         else
-                fprintf(f, "# programs%s%s that set their own value", p->type ? " of type " : "", p->type ? p->type : "");
+                fprintf(f, "# programs%s%s that set their own value", p->type ? " of type " : "",
+                        p->type ? p->type : "");
         if (p->by_exe)
                 fprintf(f, "; names longer than the kernel's 15-byte command name, matched by file name");
         fputc('\n', f);
@@ -588,8 +595,8 @@ int ananicy_import_write(AnanicyImport *imp, const char *source, FILE *f, size_t
                         t = type_find(imp, e->type);
                         if (!t) {
                                 r = message(imp, ANANICY_WARNING, e->file, e->line,
-                                            "\"%.*s\": type \"%.*s\" is not defined in any .types file; only the rule's "
-                                            "own fields count", SHOWN(e->name), SHOWN(e->type));
+                                            "\"%.*s\": type \"%.*s\" is not defined in any .types file; only "
+                                            "the rule's own fields count", SHOWN(e->name), SHOWN(e->type));
                                 if (r < 0)
                                         return r;
                         }

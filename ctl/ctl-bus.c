@@ -115,8 +115,8 @@ int ctl_bus_call_for_pid(sd_bus *bus, const char *method, pid_t pid, const int32
                 sd_bus_error_free(error);
         }
         if (value)
-                return sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, method, error,
-                                          reply, "ui", (uint32_t) pid, *value);
+                return sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, method,
+                                          error, reply, "ui", (uint32_t) pid, *value);
         return sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, method, error, reply,
                                   "u", (uint32_t) pid);
 }

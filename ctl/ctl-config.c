@@ -68,22 +68,22 @@ static size_t print_warnings(const RuleSet *s) {
         size_t n = 0;
 
         for (size_t i = 0; i < s->n_rules; i++) {
-                const Rule *r = &s->rules[i];
+                const Rule *rule = &s->rules[i];
 
-                if (r->kind != RULE_PROCESS)
+                if (rule->kind != RULE_PROCESS)
                         continue;
-                if (!filter_rule_checkable(r)) {
+                if (!filter_rule_checkable(rule)) {
                         fprintf(stderr,
                                 "%s:%u: warning: [Process %s] has nothing the kernel can check, so every exec on the "
                                 "machine wakes latniced to match it (a wakeup and a few microseconds per exec, about "
                                 "10 times the daemon's CPU); give it Comm=, Exe= (a file name), Parent=, Ancestor= (a "
                                 "name), User=, Group= or Unit=, or globs with a literal start (\"game*\", not "
                                 "\"*game\"); App= and Cgroup= the kernel cannot check.\n",
-                                r->file, r->line, r->name);
+                                rule->file, rule->line, rule->name);
                         n++;
                 }
                 for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++)
-                        for (char **v = rule_match(r, k); v && *v; v++) {
+                        for (char **v = rule_match(rule, k); v && *v; v++) {
                                 const char *b = letter_class(*v);
 
                                 if (!b)
@@ -91,7 +91,7 @@ static size_t print_warnings(const RuleSet *s) {
                                 fprintf(stderr,
                                         "%s:%u: warning: %s=%s is a glob in which %.*s matches one letter; if it is "
                                         "part of the name, write %.*s\\%s\n",
-                                        r->file, r->line, match_key_to_string(k), *v,
+                                        rule->file, rule->line, match_key_to_string(k), *v,
                                         (int) (strchr(b, ']') - b + 1), b, (int) (b - *v), *v, b);
                                 n++;
                         }
@@ -196,17 +196,11 @@ const Verb verb_cat_config = {
         .min_args = 0, .max_args = 0,
 };
 
-static void print_rule_ref(const Rule *r) {
+static void print_rule_ref(const Rule *rule) {
         char ref[512];
 
-        rule_format_ref(r, ref, sizeof(ref));
+        rule_format_ref(rule, ref, sizeof(ref));
         fputs(ref, stdout);
-}
-
-static void print_key_values(const Rule *r, MatchKey k) {
-        printf("%s=", match_key_to_string(k));
-        for (char **v = rule_match(r, k); v && *v; v++)
-                printf("%s%s", v == rule_match(r, k) ? "" : " ", *v);
 }
 
 static void print_task(const TaskInfo *t) {
@@ -245,9 +239,8 @@ static void print_task(const TaskInfo *t) {
 
 static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        _cleanup_(match_explain_done) MatchExplain ex = {};
         _cleanup_(freep) char *unit = NULL;
-        MatchResult m = {};
-        const Rule *ur = NULL;
         int r;
 
         r = ctl_load_rules(ctl, &s);
@@ -256,28 +249,30 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
                 return CTL_EXIT_FAILURE;
         }
         if (s->n_errors > 0)
-                fprintf(stderr, "Warning: %zu rule error%s, see 'latnicectl check'; explaining with the rules that loaded.\n",
+                fprintf(stderr,
+                        "Warning: %zu rule error%s, see 'latnicectl check'; explaining with the rules that loaded.\n",
                         s->n_errors, s->n_errors == 1 ? "" : "s");
 
         print_task(t);
         putchar('\n');
 
-        r = match_task(s, t, true, &m);
+        r = match_explain(s, NULL, t, true, &ex);
         if (r < 0) {
                 fprintf(stderr, "Out of memory.\n");
                 return CTL_EXIT_FAILURE;
         }
-        if (m.rule) {
+        switch (ex.how) {
+        case MATCH_HOW_PROCESS:
                 printf("Matched:  ");
-                print_rule_ref(m.rule);
-                printf(" -> LatencyNice=%d%s\n", m.rule->latency_nice, m.rule->override ? " (Override=yes)" : "");
+                print_rule_ref(ex.rule);
+                printf(" -> LatencyNice=%d%s\n", ex.rule->latency_nice, ex.rule->override ? " (Override=yes)" : "");
                 printf("  because");
                 for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
-                        if (!rule_match(m.rule, k))
+                        if (!rule_match(ex.rule, k))
                                 continue;
-                        printf(" %s=%s", match_key_to_string(k), match_key_matched(m.rule, k, t));
+                        printf(" %s=%s", match_key_to_string(k), match_key_matched(ex.rule, k, t));
                         if (k == MATCH_ANCESTOR) {
-                                ssize_t i = match_ancestor_matched(m.rule, t);
+                                ssize_t i = match_ancestor_matched(ex.rule, t);
 
                                 if (i >= 0)
                                         printf(" (%.15s[%d], %zd level%s up)", t->ancestors[i].comm,
@@ -285,25 +280,26 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
                         }
                 }
                 printf(" matched\n");
-        } else {
+                break;
+        case MATCH_HOW_UNIT:
                 /* Without a process rule, a unit rule gives its value per task (on kernels without a cgroup knob). */
-                ur = match_task_unit_rule(s, t);
-                if (ur) {
-                        printf("Matched:  ");
-                        print_rule_ref(ur);
-                        printf(" -> LatencyNice=%d, through the unit the process runs in\n", ur->latency_nice);
-                } else
-                        printf("Matched:  no rule; latniced leaves this process alone\n");
+                printf("Matched:  ");
+                print_rule_ref(ex.rule);
+                printf(" -> LatencyNice=%d, through the unit the process runs in\n", ex.rule->latency_nice);
+                break;
+        default:
+                printf("Matched:  no rule; latniced leaves this process alone\n");
         }
-        for (size_t i = 0; i < m.n_shadowed; i++) {
+        for (size_t i = 0; i < ex.match.n_shadowed; i++) {
                 printf("Shadowed: ");
-                print_rule_ref(m.shadowed[i]);
-                printf(" -> LatencyNice=%d (an earlier rule wins)\n", m.shadowed[i]->latency_nice);
+                print_rule_ref(ex.match.shadowed[i]);
+                printf(" -> LatencyNice=%d (an earlier rule wins)\n", ex.match.shadowed[i]->latency_nice);
         }
-        if (m.rule && (ur = match_task_unit_rule(s, t))) {
+        if (ex.unit_rule) {
                 printf("Unit:     ");
-                print_rule_ref(ur);
-                printf(" -> LatencyNice=%d for the unit; the process rule decides this process\n", ur->latency_nice);
+                print_rule_ref(ex.unit_rule);
+                printf(" -> LatencyNice=%d for the unit; the process rule decides this process\n",
+                       ex.unit_rule->latency_nice);
         }
         if (verbose)
                 for (size_t i = 0; i < s->n_rules; i++) {
@@ -314,14 +310,15 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
                                 continue;
                         printf("No match: ");
                         print_rule_ref(q);
-                        printf(": ");
-                        print_key_values(q, failed);
-                        printf(" did not match\n");
+                        {
+                                _cleanup_(freep) char *key = rule_format_key(q, failed);
+
+                                printf(": %s did not match\n", key ?: "?");
+                        }
                 }
         unit = cgroup_path_unit(t->cgroup);
         if (unit)
                 printf("Unit of the process: %s\n", unit);
-        match_result_done(&m);
         return CTL_EXIT_OK;
 }
 

@@ -171,7 +171,8 @@ static int run_import(Ctl *ctl) {
                         rule_error_format(&check->errors[i], buf, sizeof(buf));
                         fprintf(stderr, "%s\n", buf);
                 }
-                fprintf(stderr, "The result does not load as latnice rules (a bug in import-ananicy); nothing written.\n");
+                fprintf(stderr,
+                        "The result does not load as latnice rules (a bug in import-ananicy); nothing written.\n");
                 return CTL_EXIT_FAILURE;
         }
 

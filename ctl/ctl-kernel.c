@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "ctl-bus.h"
 #include "ctl-output.h"
 #include "ctl-table.h"
 #include "ctl.h"
@@ -52,6 +53,46 @@ static const char run_usage[] =
         "Exit status: that of COMMAND; 2 usage error, 4 not supported by this\n"
         "kernel, 5 permission denied, 1 other failure before COMMAND ran,\n"
         "126 COMMAND could not be executed, 127 COMMAND not found.\n";
+
+/*
+ * Sets latency nice ln on ourselves through latniced when it is on the bus,
+ * so that the value counts as explicit and a rule matching the command does
+ * not replace it after the exec. 1 done; 0 latniced is not there; < 0 it
+ * refused or failed (*ret_why says why, free it).
+ */
+static int ctl_run_through_daemon(int ln, char **ret_why) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(freep) char *why = NULL;
+        uint32_t applied = 0, threads = 0;
+        int r;
+
+        *ret_why = NULL;
+        if (ctl_bus_connect(&bus, &why) < 0)
+                return 0;
+        /*
+         * Set through latniced, which records it as an explicit value: its
+         * rules leave it alone at the exec. Without a polkit prompt: where
+         * latniced would ask for a password, we set the value ourselves.
+         */
+        (void) sd_bus_set_allow_interactive_authorization(bus, false);
+        r = ctl_bus_call_for_pid(bus, "SetLatencyNice", getpid(), &(int32_t) { ln }, &error, &reply);
+        if (r < 0) {
+                const char *why_not = sd_bus_error_is_set(&error) ? error.message ?: error.name : strerror(-r);
+
+                if (asprintf(ret_why, "%s", why_not) < 0)
+                        *ret_why = NULL;
+                return r;
+        }
+        r = sd_bus_message_read(reply, "uu", &applied, &threads);
+        if (r < 0 || applied == 0) {
+                if (asprintf(ret_why, "%s", r < 0 ? "bad reply" : "it applied it to no thread") < 0)
+                        *ret_why = NULL;
+                return r < 0 ? r : -EBUSY;
+        }
+        return 1;
+}
 
 static int run_run(Ctl *ctl) {
         _cleanup_(freep) char *why = NULL;

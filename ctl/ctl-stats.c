@@ -126,8 +126,8 @@ static unsigned terminal_width(void) {
 static bool wanted(const Ctl *ctl, const CtlStatsClass *c) {
         if (!ctl->rules || (c->flags & LATNICE_STATS_F_OTHER))
                 return true; /* the comparison always */
-        for (char **r = ctl->rules; *r; r++)
-                if (strcmp(*r, c->name) == 0)
+        for (char **want = ctl->rules; *want; want++)
+                if (strcmp(*want, c->name) == 0)
                         return true;
         return false;
 }

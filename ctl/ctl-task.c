@@ -261,8 +261,8 @@ typedef struct BusRule {
         int32_t value;
 } BusRule;
 
-static int read_rule(sd_bus_message *m, BusRule *r) {
-        return sd_bus_message_read(m, "(sssui)", &r->kind, &r->name, &r->file, &r->line, &r->value);
+static int read_rule(sd_bus_message *m, BusRule *rule) {
+        return sd_bus_message_read(m, "(sssui)", &rule->kind, &rule->name, &rule->file, &rule->line, &rule->value);
 }
 
 static const TableColumn rule_columns[] = {
@@ -273,25 +273,25 @@ static const TableColumn rule_columns[] = {
         { NULL, "latency_nice", TABLE_INT },
 };
 
-static void add_rule(Table *t, const BusRule *r) {
-        table_add_string(t, r->kind);
-        table_add_string(t, r->name);
-        table_add_string(t, r->file);
-        table_add_uint(t, r->line);
-        table_add_int(t, r->value);
+static void add_rule(Table *t, const BusRule *rule) {
+        table_add_string(t, rule->kind);
+        table_add_string(t, rule->name);
+        table_add_string(t, rule->file);
+        table_add_uint(t, rule->line);
+        table_add_int(t, rule->value);
 }
 
 /* A rule as JSON (null where none matched), for a cell; NULL in text. */
-static json_object *rule_json(const Table *t, const BusRule *r) {
+static json_object *rule_json(const Table *t, const BusRule *rule) {
         _cleanup_(table_freep) Table *v = NULL;
         json_object *j = NULL;
 
-        if (!table_is_json(t) || isempty(r->kind))
+        if (!table_is_json(t) || isempty(rule->kind))
                 return NULL;
         v = table_new_vertical(rule_columns, ELEMENTSOF(rule_columns), true);
         if (!v)
                 return NULL;
-        add_rule(v, r);
+        add_rule(v, rule);
         (void) table_finish(v, &j);
         return j;
 }
@@ -514,37 +514,3 @@ const Verb verb_explain = {
         "explain", run_explain, "show which rule applies to a process and why", explain_usage,
         .min_args = 0, .max_args = 1,
 };
-
-/* ---- run ---------------------------------------------------------------- */
-
-int ctl_run_through_daemon(int ln, char **ret_why) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(freep) char *why = NULL;
-        uint32_t applied = 0, threads = 0;
-        int r;
-
-        *ret_why = NULL;
-        if (ctl_bus_connect(&bus, &why) < 0)
-                return 0;
-        /*
-         * Set through latniced, which records it as an explicit value: its
-         * rules leave it alone at the exec. Without a polkit prompt: where
-         * latniced would ask for a password, we set the value ourselves.
-         */
-        (void) sd_bus_set_allow_interactive_authorization(bus, false);
-        r = ctl_bus_call_for_pid(bus, "SetLatencyNice", getpid(), &(int32_t) { ln }, &error, &reply);
-        if (r < 0) {
-                if (asprintf(ret_why, "%s", sd_bus_error_is_set(&error) ? error.message ?: error.name : strerror(-r)) < 0)
-                        *ret_why = NULL;
-                return r;
-        }
-        r = sd_bus_message_read(reply, "uu", &applied, &threads);
-        if (r < 0 || applied == 0) {
-                if (asprintf(ret_why, "%s", r < 0 ? "bad reply" : "it applied it to no thread") < 0)
-                        *ret_why = NULL;
-                return r < 0 ? r : -EBUSY;
-        }
-        return 1;
-}

@@ -84,11 +84,3 @@ Table *ctl_kernel_get_table(const Ctl *ctl);
 int ctl_kernel_get(const KernelView *v, Table *t, pid_t pid);
 int ctl_kernel_set(Ctl *ctl, const pid_t *pids, int n_pids);
 int ctl_explain_offline(Ctl *ctl, pid_t pid);
-
-/*
- * latnicectl run: sets latency nice ln on ourselves through latniced when it
- * is on the bus, so that the value counts as explicit and a rule matching the
- * command does not replace it after the exec. 1 done; 0 latniced is not
- * there; < 0 it refused or failed (*ret_why says why, free it).
- */
-int ctl_run_through_daemon(int ln, char **ret_why);

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 
 #include "applied.h"
+#include "latnice/dbus.h"
 #include "proc.h"
 #include "util.h"
 
@@ -120,6 +121,12 @@ AppliedProcess *applied_table_get(AppliedTable *t, pid_t pid) {
                 return NULL;
         i = find_slot(t, pid);
         return t->slots[i] != 0 ? &t->entries[t->slots[i] - 1] : NULL;
+}
+
+AppliedProcess *applied_table_get_process(AppliedTable *t, pid_t pid, uint64_t start_time) {
+        AppliedProcess *e = applied_table_get(t, pid);
+
+        return e && e->start_time == start_time ? e : NULL;
 }
 
 static void shrink(AppliedTable *t) {
@@ -242,9 +249,11 @@ static int restore_one(pid_t tid, void *userdata) {
         return 0;
 }
 
-int applied_restore(const SchedProbe *p, int proc_fd, const AppliedProcess *e) {
+/* Calls fn for every thread of e's process, if it is still that process: < 0 if it is not (or no backend),
+ * else 0 and the walk's own result in *ret_walk. */
+static int walk_process(const SchedProbe *p, int proc_fd, const AppliedProcess *e, SchedThreadFunc fn,
+                        void *userdata, int *ret_walk) {
         _cleanup_(closep) int fd = -1;
-        RestoreCtx c = { .p = p, .e = e };
         int r;
 
         if (p->backend == BACKEND_NONE)
@@ -252,9 +261,19 @@ int applied_restore(const SchedProbe *p, int proc_fd, const AppliedProcess *e) {
         r = open_process(proc_fd, e, &fd);
         if (r < 0)
                 return r;
-        r = sched_walk_threads(fd, NULL, 0, restore_one, &c);
-        if (r < 0 && r != -EAGAIN && c.n_restored == 0)
+        *ret_walk = sched_walk_threads(fd, NULL, 0, fn, userdata);
+        return 0;
+}
+
+int applied_restore(const SchedProbe *p, int proc_fd, const AppliedProcess *e) {
+        RestoreCtx c = { .p = p, .e = e };
+        int r, walk;
+
+        r = walk_process(p, proc_fd, e, restore_one, &c, &walk);
+        if (r < 0)
                 return r;
+        if (walk < 0 && walk != -EAGAIN && c.n_restored == 0)
+                return walk;
         return c.n_restored;
 }
 
@@ -284,15 +303,22 @@ static int reapply_one(pid_t tid, void *userdata) {
 }
 
 int applied_reapply(const SchedProbe *p, int proc_fd, const AppliedProcess *e, ReapplyResult *ret) {
-        _cleanup_(closep) int fd = -1;
         ReapplyCtx c = { .p = p, .e = e, .default_raw = sched_raw_value(p, 0), .ret = ret };
-        int r;
+        int r, walk;
 
-        if (p->backend == BACKEND_NONE)
-                return -EOPNOTSUPP;
-        r = open_process(proc_fd, e, &fd);
+        r = walk_process(p, proc_fd, e, reapply_one, &c, &walk);
         if (r < 0)
                 return r;
-        r = sched_walk_threads(fd, NULL, 0, reapply_one, &c);
-        return r == -ESRCH ? r : 0;
+        return walk == -ESRCH ? walk : 0;
+}
+
+const char *applied_set_by(const SchedProbe *p, int proc_fd, const AppliedProcess *e, const ThreadSched *main_thread,
+                           bool *ret_ours) {
+        *ret_ours = e && applied_is_ours(p, proc_fd, e) > 0;
+        if (*ret_ours)
+                return e->manual       ? LATNICE_SET_BY_MANUAL
+                       : e->foreground ? LATNICE_SET_BY_FOREGROUND
+                       : e->via_unit   ? LATNICE_SET_BY_UNIT
+                                       : LATNICE_SET_BY_RULE;
+        return sched_thread_has_value(p, main_thread) ? LATNICE_SET_BY_FOREIGN : LATNICE_SET_BY_NONE;
 }

@@ -29,7 +29,8 @@ typedef struct AppliedProcess {
         bool manual;           /* set through SetLatencyNice: the caller's explicit choice, which wins
                                 * over rules (also at its next exec) and is not undone when latniced stops */
         uid_t manual_uid;      /* who set it */
-        bool foreground;       /* the foreground boost (manager-foreground.c): dropped, never adopted, after a restart */
+        bool foreground;       /* the foreground boost (manager-foreground.c): dropped, never adopted,
+                                * after a restart */
         uint64_t exe_ino;      /* the binary it ran when it was set (TaskInfo.exe_ino/exe_dev), 0 if unknown */
         uint32_t exe_dev;
         uint32_t state_slot;   /* its record in the state file (state.c), STATE_SLOT_NONE if none */
@@ -50,6 +51,8 @@ static inline void applied_table_freep(AppliedTable **t) {
  * the caller's). Pointers from get/next stay valid until the next put/remove. */
 int applied_table_put(AppliedTable *t, AppliedProcess *e);
 AppliedProcess *applied_table_get(AppliedTable *t, pid_t pid);
+/* The entry about this very process (pid and start time), if any; t may be NULL. */
+AppliedProcess *applied_table_get_process(AppliedTable *t, pid_t pid, uint64_t start_time);
 /* Removes and frees. */
 void applied_table_remove(AppliedTable *t, pid_t pid);
 size_t applied_table_size(const AppliedTable *t);
@@ -61,6 +64,15 @@ AppliedProcess *applied_table_next(AppliedTable *t, size_t *i);
  * 1 ours, 0 changed by somebody else, -ESRCH gone or pid reused.
  */
 int applied_is_ours(const SchedProbe *p, int proc_fd, const AppliedProcess *e);
+
+/*
+ * Who set the value on a process's main thread (GetTask's set_by, one of
+ * LATNICE_SET_BY_*): e, the process's entry or NULL, if the value is still
+ * ours (then *ret_ours, and e's rule names it); else "foreign" if the
+ * thread has any value, "none" if it has the default.
+ */
+const char *applied_set_by(const SchedProbe *p, int proc_fd, const AppliedProcess *e, const ThreadSched *main_thread,
+                           bool *ret_ours);
 
 /*
  * Puts back the value the process had before us, on every thread that still

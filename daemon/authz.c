@@ -40,3 +40,20 @@ AuthzSetOutcome authz_set_outcome(unsigned n_applied, unsigned n_refused, int fi
                 return AUTHZ_SET_FAILED;
         return AUTHZ_SET_ALL_REALTIME;
 }
+
+AuthzList authz_list_applied(uid_t caller, uid_t recorded_uid) {
+        if (caller == 0)
+                return AUTHZ_LIST_SHOW;
+        return recorded_uid == caller ? AUTHZ_LIST_IF_OWNED_NOW : AUTHZ_LIST_HIDE;
+}
+
+AuthzForeground authz_set_foreground(uid_t caller, uid_t ruid, AuthzSession session) {
+        if (caller == 0)
+                return AUTHZ_FOREGROUND_FREE;
+        /* One's own processes only (real uid): the boost is for what the user looks at. */
+        if (ruid != caller)
+                return AUTHZ_FOREGROUND_NOT_YOURS;
+        if (session == AUTHZ_SESSION_INACTIVE_OR_REMOTE)
+                return AUTHZ_FOREGROUND_INACTIVE;
+        return AUTHZ_FOREGROUND_ASK;
+}

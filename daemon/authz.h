@@ -58,3 +58,31 @@ typedef enum AuthzSetOutcome {
         AUTHZ_SET_ALL_REALTIME, /* none written: all realtime or idle, left alone */
 } AuthzSetOutcome;
 AuthzSetOutcome authz_set_outcome(unsigned n_applied, unsigned n_refused, int first_error);
+
+/*
+ * ListApplied: which entries of the applied table a caller sees. Root all;
+ * anybody else only those recorded as theirs, and of those only the ones
+ * whose process is still theirs now (authz_owns() on its ids as they are).
+ */
+typedef enum AuthzList {
+        AUTHZ_LIST_SHOW,
+        AUTHZ_LIST_HIDE,
+        AUTHZ_LIST_IF_OWNED_NOW,
+} AuthzList;
+AuthzList authz_list_applied(uid_t caller, uid_t recorded_uid);
+
+/* Where the process of a SetForeground runs (bus-target.c finds out). */
+typedef enum AuthzSession {
+        AUTHZ_SESSION_NONE,            /* in no login session: a user unit, as apps of modern desktops are */
+        AUTHZ_SESSION_ACTIVE_LOCAL,
+        AUTHZ_SESSION_INACTIVE_OR_REMOTE,
+} AuthzSession;
+
+/* What SetForeground needs, in the order its errors come in. */
+typedef enum AuthzForeground {
+        AUTHZ_FOREGROUND_FREE,      /* root: boosted without asking */
+        AUTHZ_FOREGROUND_NOT_YOURS, /* another user's process (by real uid): only root may boost it */
+        AUTHZ_FOREGROUND_INACTIVE,  /* its session is not active or not local */
+        AUTHZ_FOREGROUND_ASK,       /* polkit org.latnice1.set-foreground (unless it is the same boost again) */
+} AuthzForeground;
+AuthzForeground authz_set_foreground(uid_t caller, uid_t ruid, AuthzSession session);

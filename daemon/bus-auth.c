@@ -331,8 +331,8 @@ static int check_on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                                                  "allowed (e.g. run latnicectl on a terminal) or as root.",
                                                  q->action);
                 else if (!authorized)
-                        (void) sd_bus_error_setf(&why, LATNICE_ERROR_ACCESS_DENIED, "Not authorized: polkit refused %s.",
-                                                 q->action);
+                        (void) sd_bus_error_setf(&why, LATNICE_ERROR_ACCESS_DENIED,
+                                                 "Not authorized: polkit refused %s.", q->action);
         }
         if (authorized) {
                 _cleanup_(sd_bus_error_free) sd_bus_error err = SD_BUS_ERROR_NULL;

@@ -65,7 +65,7 @@ static void bus_link_process(Manager *m) {
         manager_leave_realtime(m);
         r = sd_bus_process(m->bus, NULL);
         if (r < 0 && m->bus) {
-                log_warning_errno(r, "Processing the system bus failed (%m); reconnecting.");
+                log_warning_errno(r, "Failed to process the system bus, reconnecting: %m");
                 bus_link_drop(m);
                 m->bus_retry_usec = 0;
                 bus_link_schedule_retry(m);
@@ -146,8 +146,8 @@ int bus_link_connect(Manager *m) {
                 m->bus_io_source = sd_event_source_disable_unref(m->bus_io_source);
                 m->bus_time_source = sd_event_source_disable_unref(m->bus_time_source);
                 if (m->bus_retry_usec == 0)
-                        log_warning_errno(r, "Cannot connect to the system bus (%m): no D-Bus API and no unit "
-                                          "rules until it is there; process rules work. Retrying.");
+                        log_warning_errno(r, "Failed to connect to the system bus, retrying (no D-Bus API and no "
+                                          "unit rules until it is there; process rules work): %m");
                 bus_link_schedule_retry(m);
                 return r;
         }

@@ -4,8 +4,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
 #include <sys/pidfd.h>
+#include <systemd/sd-login.h>
 
 #include "authz.h"
 #include "bus-target.h"
@@ -26,16 +26,26 @@ int no_such_process(sd_bus_error *error, pid_t pid, int r) {
                                  strerror(-r));
 }
 
-static bool pidfd_exited(int pidfd) {
-        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-
-        /* A pidfd polls readable once its process has exited. */
-        return poll(&pfd, 1, 0) != 0;
-}
-
 /* Is the pinned process still the one that was read? Then everything read about it is about it. */
 bool target_still_there(int proc_fd, const Target *t) {
-        return !pidfd_exited(t->pidfd) && proc_pid_is(proc_fd, t->pid, t->st.start_time);
+        return proc_pidfd_is(proc_fd, t->pidfd, t->pid, t->st.start_time);
+}
+
+bool target_owned_now(int proc_fd, pid_t pid, uint64_t start_time, uid_t caller) {
+        ProcIds ids;
+
+        return proc_pid_is(proc_fd, pid, start_time) && proc_ids_read(proc_fd, pid, &ids) >= 0 &&
+               authz_owns(caller, ids.ruid, ids.euid);
+}
+
+AuthzSession target_session(const Target *t) {
+        _cleanup_(freep) char *session = NULL;
+
+        if (sd_pid_get_session(t->pid, &session) < 0)
+                return AUTHZ_SESSION_NONE; /* polkit decides */
+        if (sd_session_is_active(session) <= 0 || sd_session_is_remote(session) > 0)
+                return AUTHZ_SESSION_INACTIVE_OR_REMOTE;
+        return AUTHZ_SESSION_ACTIVE_LOCAL;
 }
 
 /* Pins pid (opens a pidfd first), then reads what the checks need. */
@@ -54,7 +64,7 @@ static int target_open(int proc_fd, pid_t pid, int pidfd, Target *t, sd_bus_erro
                 r = proc_ids_read(proc_fd, pid, &ids);
         t->ruid = ids.ruid;
         t->euid = ids.euid;
-        if (r >= 0 && (pidfd_exited(t->pidfd) || t->st.state == 'Z'))
+        if (r >= 0 && (proc_pidfd_exited(t->pidfd) || t->st.state == 'Z'))
                 r = -ESRCH;
         if (r < 0) {
                 target_done(t);

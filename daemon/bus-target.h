@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
+#include "authz.h"
 #include "bus-auth.h"
 #include "proc.h"
 
@@ -37,6 +38,12 @@ bool target_still_there(int proc_fd, const Target *t);
 /* Sends reply if the pinned process is still the one read (else NoSuchProcess: its pid was reused
  * meanwhile, and nothing in the reply is about the caller's process). */
 int target_send_reply(int proc_fd, const Target *t, sd_bus_message *reply, sd_bus_error *error);
+
+/* Is the process (pid, start time) running and the caller's now (authz_owns() on its ids as they are)? */
+bool target_owned_now(int proc_fd, pid_t pid, uint64_t start_time, uid_t caller);
+
+/* The login session the pinned process runs in, for SetForeground's authorization. */
+AuthzSession target_session(const Target *t);
 
 /* Root and the process's own user only (NotYourProcess otherwise). */
 int target_check_owner(const BusCaller *c, const Target *t, sd_bus_error *error);

@@ -32,20 +32,20 @@ void cgroup_mounts_done(CGroupMounts *m) {
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static char *unescape(const char *s, size_t len) {
-        char *r = malloc(len + 1), *d = r;
+        char *ret = malloc(len + 1), *d = ret;
 
-        if (!r)
+        if (!ret)
                 return NULL;
         for (size_t i = 0; i < len; i++) {
-                if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
-                    s[i + 3] >= '0' && s[i + 3] <= '7') {
+                if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' &&
+                    s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
                         *d++ = (char) ((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
                         i += 3;
                 } else
                         *d++ = s[i];
         }
         *d = 0;
-        return r;
+        return ret;
 }
 
 /* Is word an element of the comma-separated list (len bytes)? */
@@ -162,22 +162,22 @@ int cgroup_mounts_find(const char *mountinfo_path, CGroupMounts *ret) {
 }
 
 const CGroupMount *cgroup_mounts_get(const CGroupMounts *m, CGroupHierarchy h) {
-        const CGroupMount *r = NULL;
+        const CGroupMount *found = NULL;
 
         switch (h) {
         case CGROUP_HIER_UNIFIED:
-                r = &m->unified;
+                found = &m->unified;
                 break;
         case CGROUP_HIER_CPU:
-                r = m->cpu_v1.path ? &m->cpu_v1 : &m->unified;
+                found = m->cpu_v1.path ? &m->cpu_v1 : &m->unified;
                 break;
         case CGROUP_HIER_SYSTEMD:
-                r = m->unified.path ? &m->unified : &m->systemd_v1;
+                found = m->unified.path ? &m->unified : &m->systemd_v1;
                 break;
         default:
                 return NULL;
         }
-        return r->path ? r : NULL;
+        return found->path ? found : NULL;
 }
 
 bool cgroup_hierarchy_is_v1(const CGroupMounts *m, CGroupHierarchy h) {
@@ -205,7 +205,7 @@ int cgroup_path_to_dir(const CGroupMounts *m, CGroupHierarchy h, const char *cgr
         const CGroupMount *mt;
         const char *rel = cgroup_path;
         size_t rl;
-        char *r;
+        char *dir;
 
         if (!cgroup_path_valid(cgroup_path))
                 return -EINVAL;
@@ -224,15 +224,15 @@ int cgroup_path_to_dir(const CGroupMounts *m, CGroupHierarchy h, const char *cgr
         while (*rel == '/')
                 rel++;
         if (*rel == 0)
-                r = strdup(mt->path);
+                dir = strdup(mt->path);
         else
-                r = path_join(mt->path, rel);
-        if (!r)
+                dir = path_join(mt->path, rel);
+        if (!dir)
                 return -ENOMEM;
         /* no trailing slash, for messages */
-        for (size_t l = strlen(r); l > 1 && r[l - 1] == '/'; l--)
-                r[l - 1] = 0;
-        *ret = r;
+        for (size_t l = strlen(dir); l > 1 && dir[l - 1] == '/'; l--)
+                dir[l - 1] = 0;
+        *ret = dir;
         return 0;
 }
 

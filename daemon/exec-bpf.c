@@ -333,9 +333,11 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
         struct exec_bpf *s = b->skel;
         SlotBuild sb[_SLOT_MAX] = {
                 [SLOT_COMM] = { s->maps.filter_comm, BPF_MAP_TYPE_HASH },
-                [SLOT_COMM_PREFIX] = { s->maps.filter_comm_prefix, BPF_MAP_TYPE_LPM_TRIE, .map_flags = BPF_F_NO_PREALLOC },
+                [SLOT_COMM_PREFIX] = { s->maps.filter_comm_prefix, BPF_MAP_TYPE_LPM_TRIE,
+                                       .map_flags = BPF_F_NO_PREALLOC },
                 [SLOT_EXE] = { s->maps.filter_exe, BPF_MAP_TYPE_HASH },
-                [SLOT_EXE_PREFIX] = { s->maps.filter_exe_prefix, BPF_MAP_TYPE_LPM_TRIE, .map_flags = BPF_F_NO_PREALLOC },
+                [SLOT_EXE_PREFIX] = { s->maps.filter_exe_prefix, BPF_MAP_TYPE_LPM_TRIE,
+                                      .map_flags = BPF_F_NO_PREALLOC },
                 [SLOT_PARENT] = { s->maps.filter_parent, BPF_MAP_TYPE_HASH },
                 [SLOT_PARENT_PREFIX] = { s->maps.filter_parent_prefix, BPF_MAP_TYPE_LPM_TRIE,
                                          .map_flags = BPF_F_NO_PREALLOC },
@@ -362,8 +364,8 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                 if (r >= 0) {
                         size_t key_size = 0;
 
-                        sb[SLOT_ANCESTOR].keys = name_keys(g->ancestor, g->n_ancestor, true, LATNICE_EXE_BASE_LEN, false,
-                                                           &sb[SLOT_ANCESTOR].n, &key_size);
+                        sb[SLOT_ANCESTOR].keys = name_keys(g->ancestor, g->n_ancestor, true, LATNICE_EXE_BASE_LEN,
+                                                           false, &sb[SLOT_ANCESTOR].n, &key_size);
                         sb[SLOT_ANCESTOR].key_size = (uint32_t) key_size;
                         if (!sb[SLOT_ANCESTOR].keys)
                                 r = -ENOMEM;

@@ -38,7 +38,8 @@ ExecEventType task_info_from_event(const void *data, size_t size, uint64_t ns_pe
                 ret->start_time = x->start_boottime / ns_per_tick;
                 return ret->type = EXEC_EVENT_EXIT;
         }
-        if ((ev->type != LATNICE_EVENT_EXEC && ev->type != LATNICE_EVENT_RENAME) || size < sizeof(struct latnice_event) || ev->exe_len == 0 ||
+        if ((ev->type != LATNICE_EVENT_EXEC && ev->type != LATNICE_EVENT_RENAME) ||
+            size < sizeof(struct latnice_event) || ev->exe_len == 0 ||
             (size_t) ev->exe_len + ev->args_len > size - sizeof(struct latnice_event))
                 return EXEC_EVENT_INVALID;
         exe = (const char *) (ev + 1);

@@ -116,13 +116,13 @@ static bool ids_expressible(char * const *values) {
         return true;
 }
 
-bool filter_rule_checkable(const Rule *r) {
-        return all_expressible(rule_match(r, MATCH_COMM), LATNICE_COMM_LEN, false) ||
-               all_expressible(rule_match(r, MATCH_EXE), LATNICE_EXE_BASE_LEN, true) ||
-               all_expressible(rule_match(r, MATCH_PARENT), LATNICE_COMM_LEN, false) ||
-               ancestors_expressible(rule_match(r, MATCH_ANCESTOR)) ||
-               ids_expressible(rule_match(r, MATCH_USER)) || ids_expressible(rule_match(r, MATCH_GROUP)) ||
-               (rule_match(r, MATCH_UNIT) && rule_match(r, MATCH_UNIT)[0]);
+bool filter_rule_checkable(const Rule *rule) {
+        return all_expressible(rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN, false) ||
+               all_expressible(rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN, true) ||
+               all_expressible(rule_match(rule, MATCH_PARENT), LATNICE_COMM_LEN, false) ||
+               ancestors_expressible(rule_match(rule, MATCH_ANCESTOR)) ||
+               ids_expressible(rule_match(rule, MATCH_USER)) || ids_expressible(rule_match(rule, MATCH_GROUP)) ||
+               (rule_match(rule, MATCH_UNIT) && rule_match(rule, MATCH_UNIT)[0]);
 }
 
 void filter_names_count(const FilterName *names, size_t n, size_t *ret_exact, size_t *ret_prefix) {
@@ -204,13 +204,16 @@ int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
                         continue;
 
                 if (all_expressible(rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN, false))
-                        r = add_names(&f.comm, &f.n_comm, &a_comm, rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN, false);
-                else if (all_expressible(rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN, true))
-                        r = add_names(&f.exe, &f.n_exe, &a_exe, rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN, true) ?:
-                            add_exe_targets(&f.exe, &f.n_exe, &a_exe, rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN);
-                else if (all_expressible(rule_match(rule, MATCH_PARENT), LATNICE_COMM_LEN, false))
-                        r = add_names(&f.parent, &f.n_parent, &a_parent, rule_match(rule, MATCH_PARENT), LATNICE_COMM_LEN,
+                        r = add_names(&f.comm, &f.n_comm, &a_comm, rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN,
                                       false);
+                else if (all_expressible(rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN, true))
+                        r = add_names(&f.exe, &f.n_exe, &a_exe, rule_match(rule, MATCH_EXE), LATNICE_EXE_BASE_LEN,
+                                      true) ?:
+                            add_exe_targets(&f.exe, &f.n_exe, &a_exe, rule_match(rule, MATCH_EXE),
+                                            LATNICE_EXE_BASE_LEN);
+                else if (all_expressible(rule_match(rule, MATCH_PARENT), LATNICE_COMM_LEN, false))
+                        r = add_names(&f.parent, &f.n_parent, &a_parent, rule_match(rule, MATCH_PARENT),
+                                      LATNICE_COMM_LEN, false);
                 else if (ancestors_expressible(rule_match(rule, MATCH_ANCESTOR)))
                         r = add_names(&f.ancestor, &f.n_ancestor, &a_ancestor, rule_match(rule, MATCH_ANCESTOR),
                                       LATNICE_EXE_BASE_LEN, false);
@@ -224,7 +227,8 @@ int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
                         f.pass_all = true;
                         if (asprintf(&f.pass_all_reason,
                                      "[Process %s] %s:%u has no key the kernel can check (a name or a glob with a "
-                                     "literal start in Comm=, Exe=, Parent=, a name in Ancestor=, or User=, Group=, Unit=)",
+                                     "literal start in Comm=, Exe=, Parent=, a name in Ancestor=, or User=, "
+                                     "Group=, Unit=)",
                                      rule->name, rule->file, rule->line) < 0)
                                 r = -ENOMEM;
                 }

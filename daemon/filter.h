@@ -57,4 +57,4 @@ void filter_names_count(const FilterName *names, size_t n, size_t *ret_exact, si
  * Does the process rule have a key the kernel can check? If not, every exec
  * on the machine has to wake latniced (latnicectl check warns about it).
  */
-bool filter_rule_checkable(const Rule *r);
+bool filter_rule_checkable(const Rule *rule);

@@ -15,11 +15,11 @@ const char *foreground_cover_to_string(ForegroundCover c) {
         return c >= 0 && c < _FOREGROUND_COVER_MAX ? cover_names[c] : NULL;
 }
 
-int foreground_cover_from_string(const char *s) {
-        for (int i = 0; s && i < _FOREGROUND_COVER_MAX; i++)
+ForegroundCover foreground_cover_from_string(const char *s) {
+        for (ForegroundCover i = 0; s && i < _FOREGROUND_COVER_MAX; i++)
                 if (strcmp(s, cover_names[i]) == 0)
                         return i;
-        return -EINVAL;
+        return _FOREGROUND_COVER_INVALID;
 }
 
 ForegroundAction foreground_decide(const ForegroundView *v, int boost) {

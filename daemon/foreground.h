@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,10 +18,11 @@ typedef enum ForegroundCover {
         FOREGROUND_COVER_UNIT, /* its user unit (app scope or service) when it has one, else its tree */
         FOREGROUND_COVER_TREE, /* the process and its descendants */
         _FOREGROUND_COVER_MAX,
+        _FOREGROUND_COVER_INVALID = -EINVAL,
 } ForegroundCover;
 
 const char *foreground_cover_to_string(ForegroundCover c);
-int foreground_cover_from_string(const char *s);
+ForegroundCover foreground_cover_from_string(const char *s);
 
 /* Processes one boost covers at most: a focused shell with a big build under it stays cheap. */
 #define FOREGROUND_MAX_PROCESSES 256

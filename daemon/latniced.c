@@ -10,6 +10,7 @@
 #include "log.h"
 #include "manager-bus.h"
 #include "manager-foreground.h"
+#include "manager-lifecycle.h"
 #include "manager-units.h"
 #include "manager.h"
 #include "profile.h"
@@ -124,9 +125,9 @@ static int parse_argv(int argc, char **argv) {
                         break;
                 case ARG_SOURCE:
                         arg_options.source = source_kind_from_string(optarg);
-                        if (arg_options.source == _SOURCE_MAX)
-                                return log_error_errno(-EINVAL, "Unknown --source=%s: expected auto, bpf, netlink or proc-scan.",
-                                                       optarg);
+                        if (arg_options.source == _SOURCE_INVALID)
+                                return log_error_errno(-EINVAL, "Unknown --source=%s: expected auto, bpf, netlink "
+                                                       "or proc-scan.", optarg);
                         break;
                 case ARG_TRACEPOINT:
                         arg_options.force_tracepoint = true;
@@ -142,8 +143,8 @@ static int parse_argv(int argc, char **argv) {
                         break;
                 case ARG_SCAN_INTERVAL:
                         if (safe_atou64(optarg, &v) < 0 || v < 10 || v > 3600 * 1000)
-                                return log_error_errno(-EINVAL, "Invalid --scan-interval=%s: milliseconds, 10 or more.",
-                                                       optarg);
+                                return log_error_errno(-EINVAL, "Invalid --scan-interval=%s: milliseconds, 10 or "
+                                                       "more.", optarg);
                         arg_options.scan_interval_usec = v * 1000;
                         break;
                 case ARG_NO_BUS:
@@ -203,8 +204,8 @@ static int run(int argc, char **argv) {
         if (getrlimit(RLIMIT_MEMLOCK, &rl) >= 0 && rl.rlim_cur != RLIM_INFINITY) {
                 rl = (struct rlimit) { RLIM_INFINITY, RLIM_INFINITY };
                 if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
-                        log_info_errno(-errno, "Cannot raise RLIMIT_MEMLOCK (%m); on kernels before 5.11 the BPF "
-                                       "maps may not fit: set LimitMEMLOCK=infinity for latniced.");
+                        log_info_errno(-errno, "Failed to raise RLIMIT_MEMLOCK, ignoring (on kernels before 5.11 "
+                                       "the BPF maps may not fit: set LimitMEMLOCK=infinity for latniced): %m");
         }
 
         sigemptyset(&ss);

@@ -6,9 +6,6 @@
  * its start time.
  */
 
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-
 #include "log.h"
 #include "manager-decide.h"
 #include "manager-stats.h"
@@ -68,8 +65,9 @@ static int manager_record(Manager *m, AppliedProcess *n) {
         return 0;
 }
 
-int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
-                          const ThreadSched *before, uid_t by) {
+/* Records a value set through SetLatencyNice (an explicit choice: rules leave it alone). */
+static int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
+                                 const ThreadSched *before, uid_t by) {
         AppliedProcess *e = applied_table_get(m->applied, pid);
         AppliedProcess n = {
                 .pid = pid,
@@ -109,40 +107,27 @@ int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid,
         return 0;
 }
 
-/*
- * Is the file at path the executable t runs? The kernel told us its inode
- * (BPF record), or /proc/PID/exe leads to it. An executable that was
- * replaced while it ran (an upgrade: "/usr/bin/x (deleted)") still counts
- * for its old path if root owns it and only root could write it.
- */
-static bool manager_exe_is(const TaskInfo *t, const char *path, void *userdata) {
-        Manager *m = userdata;
-        struct stat want, have;
-        bool have_want;
-        char link[32];
-        size_t l;
+int manager_set_manual(Manager *m, const ManualRequest *q, ManualResult *ret) {
+        ManualResult res = {};
+        int r;
 
-        have_want = stat(path, &want) >= 0;
-        if (have_want && t->exe_ino != 0) {
-                if (want.st_ino != t->exe_ino)
-                        return false;
-                if (want.st_dev == makedev(t->exe_dev >> 20, t->exe_dev & 0xfffff))
-                        return true;
-                /* Same inode number, another device number (btrfs subvolumes report their own): ask /proc. */
-        }
-        snprintf(link, sizeof(link), "%d/exe", (int) t->pid);
-        if (fstatat(m->proc_fd, link, &have, 0) < 0)
-                return false;
-        if (have_want && want.st_dev == have.st_dev && want.st_ino == have.st_ino)
-                return true;
-        l = strlen(path);
-        return t->exe && strncmp(t->exe, path, l) == 0 && strcmp(t->exe + l, " (deleted)") == 0 &&
-               have.st_nlink == 0 && have.st_uid == 0 && !(have.st_mode & (S_IWGRP | S_IWOTH));
-}
+        r = sched_set_threads(&m->probe, m->proc_fd, q->pid, q->latency_nice, q->may_lower, &res.set);
+        if (r < 0)
+                return r;
+        res.exited = !proc_pidfd_is(m->proc_fd, q->pidfd, q->pid, q->start_time);
+        res.outcome = authz_set_outcome(res.set.n_applied, res.set.n_refused, res.set.first_error);
+        *ret = res;
+        if (res.exited || res.outcome != AUTHZ_SET_APPLIED)
+                return 0;
 
-void manager_task_set_exe_check(Manager *m, TaskInfo *t) {
-        t->exe_is = manager_exe_is;
-        t->exe_userdata = m;
+        (void) manager_record_manual(m, q->pid, q->start_time, q->uid, q->comm, q->latency_nice,
+                                     &res.set.main_before, q->by);
+        log_info("%s[%d]: LatencyNice=%d set on the bus by uid %u (%u of %u threads%s).", q->comm, (int) q->pid,
+                 q->latency_nice, (unsigned) q->by, res.set.n_applied, res.set.n_threads,
+                 res.set.n_refused ? ", others left alone: lowering them needs authorization" : "");
+        if (m->hooks.applied)
+                m->hooks.applied(m, q->pid, q->comm, q->latency_nice, "manual");
+        return 0;
 }
 
 static void manager_restore(Manager *m, AppliedProcess *e, const char *why) {
@@ -393,7 +378,8 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                 m->hooks.applied(m, t->pid, t->comm, q->latency_nice, q->rule_name);
 
         if (res.n_realtime > 0 || res.n_foreign > 0 || res.n_failed > 0)
-                log_info("%s[%d]: LatencyNice=%d from %s on %u of %u threads (%u realtime, %u foreign, %u failed%s%s).",
+                log_info("%s[%d]: LatencyNice=%d from %s on %u of %u threads "
+                         "(%u realtime, %u foreign, %u failed%s%s).",
                          t->comm, (int) t->pid, q->latency_nice, q->ref, res.n_applied, res.n_threads,
                          res.n_realtime, res.n_foreign, res.n_failed, res.first_error ? ": " : "",
                          res.first_error ? strerror(-res.first_error) : "");
@@ -484,7 +470,8 @@ static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start
  */
 int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start, bool fresh_exec) {
         AppliedProcess *e = applied_table_get(m->applied, t->pid);
-        MatchResult mr = {};
+        MatchExplain ex;
+        MatchHow how;
         const Rule *rule;
         ApplyRequest q;
         char ref[512];
@@ -506,14 +493,16 @@ int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t 
         if (e && e->foreground && !fresh_exec && applied_is_ours(&m->probe, m->proc_fd, e) > 0)
                 return 0;
 
-        r = match_index_task(m->index, t, false, &mr);
+        r = match_explain(m->rules, m->index, t, false, &ex);
         if (r < 0)
                 return log_oom();
-        rule = mr.rule;
-        match_result_done(&mr);
+        rule = ex.rule;
+        how = ex.how;
+        match_explain_done(&ex);
 
-        if (!rule) {
-                r = m->hooks.units_decide ? m->hooks.units_decide(m, t, start_time, fresh_exec) : 0;
+        if (how != MATCH_HOW_PROCESS) {
+                /* A unit rule acts through the unit layer (the cgroup knob, or per task without one). */
+                r = rule && m->hooks.units_decide ? m->hooks.units_decide(m, t, rule, start_time, fresh_exec) : 0;
                 if (r != 0)
                         return r;
                 e = applied_table_get(m->applied, t->pid);
@@ -553,7 +542,7 @@ int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
         if ((p.stat.flags & PROC_PF_KTHREAD) || p.stat.state == 'Z')
                 return 0;
         proc_task_to_info(&p, &t);
-        manager_task_set_exe_check(m, &t);
+        proc_task_set_exe_check(&t, &m->proc_fd);
         if (!p.exe) {
                 /* /proc/PID/exe of another user's process needs CAP_SYS_PTRACE, which the unit does not
                  * give: what its exec event told us about the binary still holds until its next exec. */

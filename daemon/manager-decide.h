@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include "authz.h"
 #include "manager.h"
 
 typedef struct ApplyRequest {
@@ -42,12 +43,32 @@ int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec);
 /* Decides the given processes (a unit's subtree) as bulk work; skip_applied: only those we have not set. */
 int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_applied);
 
-/* Records a value set through SetLatencyNice (an explicit choice: rules leave it alone). */
-int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
-                          const ThreadSched *before, uid_t by);
+/* SetLatencyNice's request: an explicit choice for one process, pinned by its pidfd. */
+typedef struct ManualRequest {
+        pid_t pid;
+        int pidfd;
+        uint64_t start_time;
+        uid_t uid;          /* the process's real uid */
+        const char *comm;
+        int latency_nice;
+        bool may_lower;     /* authorized to lower (root or polkit): else raise only, thread by thread */
+        uid_t by;           /* the caller */
+} ManualRequest;
 
-/* Lets Exe= paths in t be checked against the file the task really runs. */
-void manager_task_set_exe_check(Manager *m, TaskInfo *t);
+typedef struct ManualResult {
+        AuthzSetOutcome outcome;
+        bool exited;        /* the process exited (or its pid was reused) while its value was set */
+        SchedSetResult set; /* what the walk over the threads did */
+} ManualResult;
+
+/*
+ * Sets q's value on every thread of the process and, if any thread took
+ * it, records it as an explicit choice (rules leave it alone, the exit
+ * restore too), logs it and emits Applied. Returns 0 and what happened in
+ * *ret, or a negative errno when no thread could be looked at (-ESRCH:
+ * gone).
+ */
+int manager_set_manual(Manager *m, const ManualRequest *q, ManualResult *ret);
 
 /* Drops a process from the table and the state file; untrack: stop its exit reports from BPF too. */
 void manager_forget_full(Manager *m, pid_t pid, bool untrack);

@@ -13,7 +13,6 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
-#include <systemd/sd-login.h>
 
 #include "foreground-util.h"
 #include "foreground.h"
@@ -325,18 +324,6 @@ int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t star
                         return r;
         }
         return (int) b->n_members;
-}
-
-int manager_foreground_check_session(pid_t pid) {
-        _cleanup_(freep) char *session = NULL;
-        int r;
-
-        r = sd_pid_get_session(pid, &session);
-        if (r < 0)
-                return 0; /* not in a session (a user unit, as apps of modern desktops are): polkit decides */
-        if (sd_session_is_active(session) <= 0 || sd_session_is_remote(session) > 0)
-                return -EPERM;
-        return 0;
 }
 
 void manager_foreground_drop_adopted(Manager *m, const AppliedProcess *e) {

@@ -6,7 +6,7 @@
  * somebody else changed it meanwhile. One boost per user; the bus names
  * that set it are tracked, and it ends when they all leave the bus. A layer
  * above the manager, like manager-units.c: the manager reaches it only
- * through ManagerHooks (latniced.c), the bus API (manager-bus.c) calls it.
+ * through ManagerHooks (latniced.c), the bus API (manager-bus-change.c) calls it.
  */
 #pragma once
 
@@ -30,9 +30,6 @@ int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_ti
 /* owner's boost is already at pid (start_time): the number of processes it covers, and call's sender is
  * tracked with it; -ENOENT otherwise. Lets the same request again be answered without asking polkit. */
 int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, sd_bus_message *call);
-
-/* May a process be boosted for a caller other than root: not in a session that is inactive or remote. */
-int manager_foreground_check_session(pid_t pid);
 
 /* A boost an earlier latniced left behind (its state record): put the value back. */
 void manager_foreground_drop_adopted(Manager *m, const AppliedProcess *e);

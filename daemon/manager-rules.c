@@ -393,8 +393,8 @@ static int manager_refresh_watches(Manager *m) {
         }
         r = dir_watch_set(m->dir_watch, t, n);
         if (r < 0)
-                log_warning_errno(r, "Cannot follow all rule directories (%m); reload with SIGHUP or 'latnicectl "
-                                  "reload' after changes.");
+                log_warning_errno(r, "Failed to follow all rule directories, ignoring (reload with SIGHUP or "
+                                  "'latnicectl reload' after changes): %m");
         return 0;
 }
 
@@ -432,7 +432,7 @@ int manager_setup_inotify(Manager *m) {
 
         r = dir_watch_new(&m->dir_watch);
         if (r < 0)
-                return log_warning_errno(r, "Cannot watch the rule directories, reload with SIGHUP: %m");
+                return log_warning_errno(r, "Failed to watch the rule directories (reload with SIGHUP): %m");
         r = sd_event_add_io(m->event, &m->inotify_event_source, dir_watch_fd(m->dir_watch), EPOLLIN,
                             manager_on_inotify, m);
         if (r < 0)

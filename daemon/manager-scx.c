@@ -71,14 +71,6 @@ typedef struct ManagerScx {
         unsigned n_processes, n_gone;
 } ManagerScx;
 
-const char *manager_backend(Manager *m) {
-        return m->scx_state ? m->scx_state->backend : backend_to_string(m->probe.backend);
-}
-
-const char *manager_backend_reason(Manager *m) {
-        return m->scx_state ? m->scx_state->reason : m->probe.reason;
-}
-
 bool manager_scx_in_charge(Manager *m) {
         return m->scx_state && scx_in_charge(&m->scx_state->status);
 }
@@ -109,7 +101,8 @@ static void scx_read(ScxStatus *ret) {
         if (read_full_file(AT_FDCWD, SCX_DIR "/root/ops", SYSFS_ATTR_MAX, &buf, &n) >= 0)
                 scx_ops_name_parse(buf, n, ret->name);
         buf = mfree(buf);
-        if (ret->state == SCX_ENABLED && read_full_file(AT_FDCWD, SCX_DIR "/switch_all", SYSFS_ATTR_MAX, &buf, &n) >= 0)
+        if (ret->state == SCX_ENABLED &&
+            read_full_file(AT_FDCWD, SCX_DIR "/switch_all", SYSFS_ATTR_MAX, &buf, &n) >= 0)
                 ret->partial = n > 0 && buf[0] == '0';
 }
 
@@ -145,19 +138,19 @@ static int reapply_on_defer(sd_event_source *es, void *userdata) {
         for (size_t end = s->i_todo + SCAN_CHUNK; s->i_todo < s->n_todo && s->i_todo < end; s->i_todo++) {
                 const ReapplyItem *it = &s->todo[s->i_todo];
                 AppliedProcess *e = applied_table_get(m->applied, it->pid);
-                ReapplyResult r = {};
+                ReapplyResult res = {};
 
                 /* Forgotten meanwhile, or the pid is another process now. */
                 if (!e || e->start_time != it->start_time)
                         continue;
-                if (applied_reapply(&m->probe, m->proc_fd, e, &r) < 0) {
+                if (applied_reapply(&m->probe, m->proc_fd, e, &res) < 0) {
                         s->n_gone++;
                         continue;
                 }
                 s->n_processes++;
-                s->sum.n_kept += r.n_kept;
-                s->sum.n_written += r.n_written;
-                s->sum.n_foreign += r.n_foreign;
+                s->sum.n_kept += res.n_kept;
+                s->sum.n_written += res.n_written;
+                s->sum.n_foreign += res.n_foreign;
         }
         if (s->i_todo < s->n_todo)
                 return 0;
@@ -193,7 +186,7 @@ static void reapply_start(Manager *m, ManagerScx *s) {
         if (!s->reapply_defer) {
                 r = sd_event_add_defer(m->event, &s->reapply_defer, reapply_on_defer, m);
                 if (r < 0) {
-                        log_warning_errno(r, "Cannot write latniced's values again: %m");
+                        log_warning_errno(r, "Failed to write latniced's values again: %m");
                         reapply_done(m, s);
                         return;
                 }
@@ -211,7 +204,7 @@ static void scx_arm(Manager *m, ManagerScx *s, uint64_t usec) {
                                           "scx-read", true);
 
         if (r < 0)
-                log_warning_errno(r, "Cannot arm the timer that reads sched_ext's state: %m");
+                log_warning_errno(r, "Failed to arm the timer that reads sched_ext's state: %m");
 }
 
 static void scx_refresh(Manager *m) {
@@ -300,8 +293,8 @@ static int scx_on_uevent(sd_event_source *es, int fd, uint32_t revents, void *us
                                 changed = true;
                                 continue;
                         }
-                        log_warning_errno(errno, "Cannot read kernel uevents (%m): reading sched_ext's state every "
-                                          "%d s instead.", SCX_POLL_USEC / 1000000);
+                        log_warning_errno(errno, "Failed to read kernel uevents, reading sched_ext's state every "
+                                          "%d s instead: %m", SCX_POLL_USEC / 1000000);
                         m->scx_state->uevent_source = sd_event_source_disable_unref(m->scx_state->uevent_source);
                         m->scx_state->poll = true;
                         changed = true;
@@ -350,11 +343,13 @@ int manager_scx_start(Manager *m) {
                 return log_oom();
         s->uevent_fd = -1;
         m->scx_state = s;
+        m->backend = s->backend;
+        m->backend_reason = s->reason;
 
         r = scx_open_uevents(m, s);
         if (r < 0) {
-                log_notice_errno(r, "Cannot listen to kernel uevents (%m): reading sched_ext's state every %d s "
-                                 "instead.", SCX_POLL_USEC / 1000000);
+                log_notice_errno(r, "Failed to listen to kernel uevents, reading sched_ext's state every %d s "
+                                 "instead: %m", SCX_POLL_USEC / 1000000);
                 s->uevent_source = sd_event_source_disable_unref(s->uevent_source);
                 s->poll = true;
         }
@@ -387,4 +382,5 @@ void manager_scx_free(Manager *m) {
         free(s->todo);
         free(s);
         m->scx_state = NULL;
+        m->backend = m->backend_reason = NULL;
 }

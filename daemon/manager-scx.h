@@ -18,9 +18,7 @@ typedef struct Manager Manager;
 int manager_scx_start(Manager *m);
 void manager_scx_free(Manager *m);
 
-/* The Backend and BackendReason properties: the probe's unless a BPF scheduler is in charge. */
-const char *manager_backend(Manager *m);
-const char *manager_backend_reason(Manager *m);
+/* The Backend and BackendReason properties (manager_backend() in manager.c) read this file's strings. */
 /* A BPF scheduler is in charge right now. */
 bool manager_scx_in_charge(Manager *m);
 /* Counts every change of the Backend property (statistics compare it before and after). */

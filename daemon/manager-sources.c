@@ -21,27 +21,6 @@
 #include "proc.h"
 #include "util.h"
 
-static const char * const source_kind_table[_SOURCE_MAX] = {
-        [SOURCE_BPF] = "bpf",
-        [SOURCE_NETLINK] = "netlink",
-        [SOURCE_SCAN] = "proc-scan",
-};
-
-const char *source_kind_to_string(SourceKind k) {
-        return k >= 0 && k < _SOURCE_MAX ? source_kind_table[k] : "auto";
-}
-
-SourceKind source_kind_from_string(const char *s) {
-        if (strcmp(s, "auto") == 0)
-                return SOURCE_AUTO;
-        for (int k = 0; k < _SOURCE_MAX; k++)
-                if (strcmp(s, source_kind_table[k]) == 0)
-                        return k;
-        if (strcmp(s, "scan") == 0)
-                return SOURCE_SCAN;
-        return _SOURCE_MAX;
-}
-
 /*
  * uid/gid -> name for User=name and Group=name rules, cached: NSS reads
  * /etc/passwd (or asks LDAP) on every call. Direct-mapped by id, one cache
@@ -161,7 +140,7 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 return 0;
         }
         m->events_seen++;
-        manager_task_set_exe_check(m, t);
+        proc_task_set_exe_check(t, &m->proc_fd);
 
         /*
          * Where the execve() path may not name the binary, ask /proc while
@@ -744,7 +723,8 @@ int manager_setup_source(Manager *m) {
                 log_warning_errno(r_netlink, "Cannot subscribe to the proc connector (needs CAP_NET_ADMIN and the "
                                   "initial pid namespace): %m; falling back to scanning /proc.");
                 if (want == SOURCE_NETLINK)
-                        return log_error_errno(r_netlink, "The netlink event source was requested and is not available.");
+                        return log_error_errno(r_netlink,
+                                               "The netlink event source was requested and is not available.");
         }
         r = manager_setup_scan(m);
         if (r < 0)

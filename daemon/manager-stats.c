@@ -37,15 +37,15 @@ typedef struct ManagerStats {
 
 #define CLASS_MORE (LATNICE_STATS_MAX_CLASSES - 1)
 
-StatsResult *stats_result_free(StatsResult *r) {
-        if (!r)
+StatsResult *stats_result_free(StatsResult *result) {
+        if (!result)
                 return NULL;
-        for (size_t i = 0; i < r->n_classes; i++)
-                free(r->classes[i].name);
-        free(r->classes);
-        free(r->hook);
-        free(r->note);
-        free(r);
+        for (size_t i = 0; i < result->n_classes; i++)
+                free(result->classes[i].name);
+        free(result->classes);
+        free(result->hook);
+        free(result->note);
+        free(result);
         return NULL;
 }
 
@@ -146,26 +146,26 @@ static char *stats_note(Manager *m, const ManagerStats *s) {
 }
 
 static int stats_finish(Manager *m, ManagerStats *s) {
-        _cleanup_(stats_result_freep) StatsResult *r = calloc(1, sizeof(StatsResult));
+        _cleanup_(stats_result_freep) StatsResult *result = calloc(1, sizeof(StatsResult));
         struct timespec ts;
         size_t k = 0;
 
-        if (!r)
+        if (!result)
                 return -ENOMEM;
-        r->classes = calloc(s->n_classes, sizeof(StatsClassResult));
-        r->hook = strdup(stats_bpf_hook(s->bpf));
-        r->note = stats_note(m, s);
+        result->classes = calloc(s->n_classes, sizeof(StatsClassResult));
+        result->hook = strdup(stats_bpf_hook(s->bpf));
+        result->note = stats_note(m, s);
         /* cppcheck does not see the cleanup attribute: stats_result_freep() frees r and what it holds. */
-        if (!r->classes || !r->hook || !r->note)
+        if (!result->classes || !result->hook || !result->note)
                 return -ENOMEM; // cppcheck-suppress memleak
         (void) clock_gettime(CLOCK_REALTIME, &ts);
-        r->finished_usec = (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-        r->duration_usec = monotonic_usec() - s->started;
-        r->missed = stats_bpf_missed(s->bpf);
+        result->finished_usec = (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+        result->duration_usec = monotonic_usec() - s->started;
+        result->missed = stats_bpf_missed(s->bpf);
         /* Rules in the order they first applied, then everything else. */
         for (uint32_t c = 1; c <= s->n_classes; c++) {
                 uint32_t id = c == s->n_classes ? LATNICE_STATS_CLASS_OTHER : c;
-                StatsClassResult *cr = &r->classes[k];
+                StatsClassResult *cr = &result->classes[k];
                 int q;
 
                 q = stats_bpf_read(s->bpf, id, &cr->hist);
@@ -181,10 +181,10 @@ static int stats_finish(Manager *m, ManagerStats *s) {
                 if (!cr->name)
                         return -ENOMEM;
                 cr->processes = s->processes[id];
-                r->n_classes = ++k;
+                result->n_classes = ++k;
         }
         stats_result_free(s->last);
-        s->last = TAKE_PTR(r);
+        s->last = TAKE_PTR(result);
         return 0;
 }
 
@@ -207,7 +207,7 @@ static int manager_stats_on_timer(sd_event_source *src, uint64_t usec, void *use
         r = stats_finish(m, s);
         stats_stop(s);
         if (r < 0) {
-                log_error_errno(r, "Cannot read the scheduler statistics: %m");
+                log_error_errno(r, "Failed to read the scheduler statistics: %m");
                 if (m->hooks.stats_done)
                         m->hooks.stats_done(m, NULL, r);
                 return 0;

@@ -32,9 +32,9 @@ typedef struct StatsResult {
         size_t n_classes;        /* the comparison class is last */
 } StatsResult;
 
-StatsResult *stats_result_free(StatsResult *r);
-static inline void stats_result_freep(StatsResult **r) {
-        stats_result_free(*r);
+StatsResult *stats_result_free(StatsResult *result);
+static inline void stats_result_freep(StatsResult **result) {
+        stats_result_free(*result);
 }
 
 /*

@@ -162,17 +162,13 @@ static void units_update_filter(Manager *m) {
 
 /* ---- per task ----------------------------------------------------------- */
 
-int manager_units_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec) {
+int manager_units_decide(Manager *m, const TaskInfo *t, const Rule *rule, uint64_t start_time, bool fresh_exec) {
         ManagerUnits *u = m->units_state;
-        const Rule *rule;
         ApplyRequest q;
         char ref[512];
         int r;
 
         if (!u || !u->active || units_use_knob(m))
-                return 0;
-        rule = match_task_unit_rule(m->rules, t);
-        if (!rule)
                 return 0;
         q = apply_request_from_rule(rule, true, ref, sizeof(ref));
         r = manager_apply(m, t, start_time, &q, fresh_exec);
@@ -460,7 +456,8 @@ static int units_start_watch(Manager *m) {
         if (u->watch || !m->bus)
                 return 0;
         if (u->mounts_error < 0)
-                log_warning_errno(u->mounts_error, "No cgroup hierarchy found (%m): [Unit] rules cannot apply.");
+                log_warning_errno(u->mounts_error, "Failed to find a cgroup hierarchy, ignoring ([Unit] rules cannot "
+                                  "apply): %m");
         r = systemd_watch_new(m->bus, &units_ops, m, &u->watch);
         if (r < 0)
                 return log_warning_errno(r, "Failed to watch systemd on the bus: %m");

@@ -13,13 +13,13 @@ void manager_units_on_disconnected(Manager *m);
 void manager_units_rules_changed(Manager *m);
 
 /*
- * A process that no process rule matched: if a unit rule covers the unit it
- * runs in and the kernel has no cgroup knob, give it the unit's value per
- * task. Returns 1 if a unit rule decides the process (applied, already
- * applied, or left alone because its value is foreign), 0 if no unit rule
- * applies, negative errno.
+ * A process that no process rule matched and that the unit rule rule
+ * covers (match_explain()): if the kernel has no cgroup knob, give it the
+ * unit's value per task. Returns 1 if the unit rule decides the process
+ * (applied, already applied, or left alone because its value is foreign),
+ * 0 if unit rules do not act per task, negative errno.
  */
-int manager_units_decide(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec);
+int manager_units_decide(Manager *m, const TaskInfo *t, const Rule *rule, uint64_t start_time, bool fresh_exec);
 
 /*
  * cgroup v2 ids whose subtrees the prefilter must let through (units with a

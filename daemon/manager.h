@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * latniced's state, shared by the manager's files: manager.c (lifecycle,
- * signals, sd_notify, its own realtime policy), manager-decide.c (deciding
- * and applying), manager-sources.c (exec events and /proc walks),
- * manager-rules.c (rules, profile, prefilter, watches) and bus-link.c (the
- * system bus connection). The layers above (manager-bus.c, manager-units.c)
- * use these headers; the manager reaches them only through ManagerHooks.
+ * latniced's state, shared by the manager's files: manager.c (what the
+ * parts share: sd_notify, the Backend strings, its own realtime policy),
+ * manager-decide.c (deciding and applying), manager-sources.c (exec events
+ * and /proc walks), manager-rules.c (rules, profile, prefilter, watches),
+ * manager-scx.c, manager-stats.c and bus-link.c (the system bus
+ * connection); manager-lifecycle.c above them all sets them up, runs the
+ * loop and tears them down. The layers above (manager-bus.c,
+ * manager-units.c) use these headers; the manager reaches them only
+ * through ManagerHooks.
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-bus.h>
@@ -27,6 +31,7 @@ typedef enum SourceKind {
         SOURCE_SCAN,
         _SOURCE_MAX,
         SOURCE_AUTO = -1,
+        _SOURCE_INVALID = -EINVAL,
 } SourceKind;
 
 const char *source_kind_to_string(SourceKind k);
@@ -89,7 +94,8 @@ typedef struct ManagerHooks {
         void (*applied)(Manager *m, pid_t pid, const char *comm, int value, const char *rule);
         void (*reloaded)(Manager *m);
         /* [Unit] rules: see manager-units.h. */
-        int (*units_decide)(Manager *m, const TaskInfo *t, uint64_t start_time, bool fresh_exec);
+        int (*units_decide)(Manager *m, const TaskInfo *t, const Rule *rule, uint64_t start_time,
+                            bool fresh_exec);
         int (*units_filter_ids)(Manager *m, uint64_t **ret_ids, size_t *ret_n);
         void (*units_rules_changed)(Manager *m);
         void (*units_free)(Manager *m);
@@ -99,7 +105,7 @@ typedef struct ManagerHooks {
         void (*foreground_drop_adopted)(Manager *m, const AppliedProcess *e);
         void (*foreground_free)(Manager *m);
         /* A statistics collection ended: its result, or NULL and why not (manager-stats.h). */
-        void (*stats_done)(Manager *m, const struct StatsResult *r, int error);
+        void (*stats_done)(Manager *m, const struct StatsResult *result, int error);
         /* The Backend property changed (a BPF scheduler came or went: manager-scx.h). */
         void (*backend_changed)(Manager *m);
 } ManagerHooks;
@@ -115,6 +121,8 @@ struct Manager {
         struct ManagerForeground *foreground_state; /* manager-foreground.c */
         struct ManagerStats *stats_state; /* manager-stats.c */
         struct ManagerScx *scx_state;     /* manager-scx.c, NULL on a kernel without sched_ext */
+        /* What Backend and BackendReason read; NULL: the probe's (manager-scx.c points them at its own). */
+        const char *backend, *backend_reason;
         ManagerOptions options;
         ManagerHooks hooks;
 
@@ -143,7 +151,7 @@ struct Manager {
         char *source_reason;
         ExecBpf *bpf;
         sd_event_source *bpf_event_source;
-        struct TaskExe *task_exe; /* what other users' processes execute (manager.c), loaded on first need */
+        struct TaskExe *task_exe; /* what other users' processes execute (manager-lifecycle.c), loaded on first need */
         int task_exe_error;       /* it did not load: not tried again */
         sd_event_source *rename_sweep; /* decides coalesced renames, a few times a second (manager-sources.c) */
         struct RenameGate *rename_gate; /* the proc connector's renames, coalesced in user space */
@@ -192,18 +200,17 @@ struct Manager {
 /* Processes decided per dispatch of a /proc walk. */
 #define SCAN_CHUNK 256
 
-int manager_new(const ManagerOptions *o, const ManagerHooks *hooks, Manager **ret);
-Manager *manager_free(Manager *m);
-static inline void manager_freep(Manager **m) {
-        manager_free(*m);
-}
+/* The Backend and BackendReason properties: the probe's unless a BPF scheduler is in charge. */
+const char *manager_backend(const Manager *m);
+const char *manager_backend_reason(const Manager *m);
 
-int manager_start(Manager *m);
 /* READY=1 once: the event source is live, the startup scan done and the bus name owned (or no bus). */
 void manager_notify_ready(Manager *m);
 /* STATUS= for systemctl status, once ready. */
 void manager_notify_status(Manager *m);
-int manager_run(Manager *m);
+
+/* At start: latniced's own slice, and whether SCHED_FIFO is granted (said in the log). */
+void manager_setup_realtime(Manager *m);
 
 /* Every event source except the exec sources calls this first: latniced runs
  * at SCHED_FIFO only while it sleeps and handles exec events. */

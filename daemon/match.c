@@ -289,8 +289,8 @@ static const char *values_matched(MatchKey k, char * const *values, const TaskIn
         return NULL;
 }
 
-const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t) {
-        return values_matched(k, rule_match(r, k), t);
+const char *match_key_matched(const Rule *rule, MatchKey k, const TaskInfo *t) {
+        return values_matched(k, rule_match(rule, k), t);
 }
 
 char *task_ancestors_format(const TaskInfo *t) {
@@ -312,10 +312,10 @@ char *task_ancestors_format(const TaskInfo *t) {
         return s;
 }
 
-ssize_t match_ancestor_matched(const Rule *r, const TaskInfo *t) {
+ssize_t match_ancestor_matched(const Rule *rule, const TaskInfo *t) {
         ssize_t best = -1;
 
-        for (char * const *p = rule_match(r, MATCH_ANCESTOR); p && *p; p++) {
+        for (char * const *p = rule_match(rule, MATCH_ANCESTOR); p && *p; p++) {
                 ssize_t i = ancestor_index(*p, t);
 
                 if (i >= 0 && (best < 0 || i < best))
@@ -324,14 +324,14 @@ ssize_t match_ancestor_matched(const Rule *r, const TaskInfo *t) {
         return best;
 }
 
-bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed) {
-        char **p = r->values;
+bool match_rule(const Rule *rule, const TaskInfo *t, MatchKey *ret_failed) {
+        char **p = rule->values;
 
         /* The given keys' lists lie one after the other, in key order. */
         for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
                 char **v;
 
-                if (!(r->keys & (1U << k)))
+                if (!(rule->keys & (1U << k)))
                         continue;
                 v = p;
                 while (*p)
@@ -377,11 +377,11 @@ int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchRes
         int k;
 
         for (size_t i = 0; i < s->n_rules; i++) {
-                const Rule *r = &s->rules[i];
+                const Rule *q = &s->rules[i];
 
-                if (r->kind != RULE_PROCESS || !match_rule(r, t, NULL))
+                if (q->kind != RULE_PROCESS || !match_rule(q, t, NULL))
                         continue;
-                k = match_result_add(&m, &alloc, r, want_shadowed);
+                k = match_result_add(&m, &alloc, q, want_shadowed);
                 if (k < 0) {
                         match_result_done(&m);
                         return k;
@@ -402,12 +402,49 @@ const Rule *match_task_unit_rule(const RuleSet *s, const TaskInfo *t) {
         return NULL;
 }
 
+int match_explain(const RuleSet *s, MatchIndex *ix, const TaskInfo *t, bool want_shadowed, MatchExplain *ret) {
+        MatchExplain e = {};
+        int r;
+
+        r = ix ? match_index_task(ix, t, want_shadowed, &e.match)
+               : s ? match_task(s, t, want_shadowed, &e.match) : 0;
+        if (r < 0)
+                return r;
+        if (e.match.rule) {
+                e.how = MATCH_HOW_PROCESS;
+                e.rule = e.match.rule;
+                if (want_shadowed && s)
+                        e.unit_rule = match_task_unit_rule(s, t);
+        } else {
+                e.rule = s ? match_task_unit_rule(s, t) : NULL;
+                e.how = e.rule ? MATCH_HOW_UNIT : MATCH_HOW_NONE;
+        }
+        *ret = e;
+        return 0;
+}
+
+void match_explain_done(MatchExplain *e) {
+        match_result_done(&e->match);
+        *e = (MatchExplain) {};
+}
+
+static const char *const match_how_table[_MATCH_HOW_MAX] = {
+        [MATCH_HOW_NONE] = "none",
+        [MATCH_HOW_PROCESS] = "process",
+        [MATCH_HOW_UNIT] = "unit",
+};
+
+const char *match_how_to_string(MatchHow h) {
+        return h >= 0 && h < _MATCH_HOW_MAX ? match_how_table[h] : NULL;
+}
+
 const Rule *match_unit(const RuleSet *s, const char *unit) {
         for (size_t i = 0; i < s->n_rules; i++) {
-                const Rule *r = &s->rules[i];
+                const Rule *rule = &s->rules[i];
 
-                if (r->kind == RULE_UNIT && rule_match(r, MATCH_UNIT) && any_matches(rule_match(r, MATCH_UNIT), unit))
-                        return r;
+                if (rule->kind == RULE_UNIT && rule_match(rule, MATCH_UNIT) &&
+                    any_matches(rule_match(rule, MATCH_UNIT), unit))
+                        return rule;
         }
         return NULL;
 }
@@ -588,18 +625,18 @@ static bool index_key_usable(MatchKey k, char * const *values) {
 }
 
 /* The key a rule is filed under, or -1. */
-static int index_pick(const Rule *r) {
+static int index_pick(const Rule *rule) {
         for (size_t o = 0; o < ELEMENTSOF(index_order); o++)
-                if (index_key_usable(index_order[o].key, rule_match(r, index_order[o].key)))
+                if (index_key_usable(index_order[o].key, rule_match(rule, index_order[o].key)))
                         return (int) o;
         return -1;
 }
 
-static int index_file_rule(MatchIndex *ix, const Rule *r, uint32_t i, size_t o) {
+static int index_file_rule(MatchIndex *ix, const Rule *rule, uint32_t i, size_t o) {
         MatchKey k = index_order[o].key;
         IndexSlot slot = index_order[o].slot;
 
-        for (char * const *v = rule_match(r, k); *v; v++) {
+        for (char * const *v = rule_match(rule, k); *v; v++) {
                 IndexKey key;
 
                 if (!index_key_of(k, *v, &key))

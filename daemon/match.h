@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -60,16 +61,16 @@ typedef struct MatchResult {
 void match_result_done(MatchResult *m);
 
 /* Does this one rule match? On false, *ret_failed names the first key that did not. */
-bool match_rule(const Rule *r, const TaskInfo *t, MatchKey *ret_failed);
+bool match_rule(const Rule *rule, const TaskInfo *t, MatchKey *ret_failed);
 
 /* The value of key k that matches the task (for explain), or NULL. */
-const char *match_key_matched(const Rule *r, MatchKey k, const TaskInfo *t);
+const char *match_key_matched(const Rule *rule, MatchKey k, const TaskInfo *t);
 
 /* "reaper[1234] <- steam[1200] <- systemd[1]": the chain, nearest first, newly allocated; NULL on OOM. */
 char *task_ancestors_format(const TaskInfo *t);
 
 /* The nearest ancestor that one of the rule's Ancestor= values matches (its index: levels up - 1), or -1. */
-ssize_t match_ancestor_matched(const Rule *r, const TaskInfo *t);
+ssize_t match_ancestor_matched(const Rule *rule, const TaskInfo *t);
 
 /*
  * First process rule that matches wins. With want_shadowed, also collects the
@@ -108,6 +109,34 @@ void match_index_stats(const MatchIndex *ix, MatchIndexStats *ret);
 
 /* First unit rule covering a unit the task runs in (its cgroup path), or NULL. */
 const Rule *match_task_unit_rule(const RuleSet *s, const TaskInfo *t);
+
+/*
+ * Which rule gives a process its value, the one precedence that latniced
+ * decides by and that explain shows: the first process rule, else the
+ * first unit rule of a unit the process runs in, else none. ix, if not
+ * NULL, finds the process rule (the daemon's exec path); else every rule
+ * of s is tried. With want_shadowed, also the later process rules that
+ * matched and the unit rule the process rule overrides (for explain).
+ */
+typedef enum MatchHow {
+        MATCH_HOW_NONE,    /* no rule: latniced leaves the process alone */
+        MATCH_HOW_PROCESS, /* a process rule */
+        MATCH_HOW_UNIT,    /* no process rule: a unit rule, through the process's unit */
+        _MATCH_HOW_MAX,
+        _MATCH_HOW_INVALID = -EINVAL,
+} MatchHow;
+
+typedef struct MatchExplain {
+        MatchHow how;
+        const Rule *rule;      /* what gives the value: the process rule or the unit rule, NULL for none */
+        const Rule *unit_rule; /* with want_shadowed and a process rule: the unit rule it overrides */
+        MatchResult match;     /* the process rules: the first and, with want_shadowed, those it shadows */
+} MatchExplain;
+
+int match_explain(const RuleSet *s, MatchIndex *ix, const TaskInfo *t, bool want_shadowed, MatchExplain *ret);
+void match_explain_done(MatchExplain *e);
+/* "none", "process", "unit": as Explain names them on D-Bus. */
+const char *match_how_to_string(MatchHow h);
 
 /* First unit rule whose Unit= matches the unit name. */
 const Rule *match_unit(const RuleSet *s, const char *unit);

@@ -7,7 +7,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "latnice/event.h"
 #include "proc.h"
@@ -459,4 +462,51 @@ int proc_list_tasks(int proc_fd, pid_t pid, pid_t **ret) {
 
 int proc_list_pids(int proc_fd, pid_t **ret) {
         return list_numeric(proc_fd, ".", ret);
+}
+
+/*
+ * Is the file at path the executable t runs? The kernel told us its inode
+ * (BPF record), or /proc/PID/exe leads to it. An executable that was
+ * replaced while it ran (an upgrade: "/usr/bin/x (deleted)") still counts
+ * for its old path if root owns it and only root could write it.
+ */
+static bool proc_exe_is(const TaskInfo *t, const char *path, void *userdata) {
+        const int *proc_fd = userdata;
+        struct stat want, have;
+        bool have_want;
+        char link[32];
+        size_t l;
+
+        have_want = stat(path, &want) >= 0;
+        if (have_want && t->exe_ino != 0) {
+                if (want.st_ino != t->exe_ino)
+                        return false;
+                if (want.st_dev == makedev(t->exe_dev >> 20, t->exe_dev & 0xfffff))
+                        return true;
+                /* Same inode number, another device number (btrfs subvolumes report their own): ask /proc. */
+        }
+        snprintf(link, sizeof(link), "%d/exe", (int) t->pid);
+        if (fstatat(*proc_fd, link, &have, 0) < 0)
+                return false;
+        if (have_want && want.st_dev == have.st_dev && want.st_ino == have.st_ino)
+                return true;
+        l = strlen(path);
+        return t->exe && strncmp(t->exe, path, l) == 0 && strcmp(t->exe + l, " (deleted)") == 0 &&
+               have.st_nlink == 0 && have.st_uid == 0 && !(have.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+void proc_task_set_exe_check(TaskInfo *t, const int *proc_fd) {
+        t->exe_is = proc_exe_is;
+        t->exe_userdata = (void *) proc_fd;
+}
+
+bool proc_pidfd_exited(int pidfd) {
+        struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+        /* A pidfd polls readable once its process has exited. */
+        return poll(&pfd, 1, 0) != 0;
+}
+
+bool proc_pidfd_is(int proc_fd, int pidfd, pid_t pid, uint64_t start_time) {
+        return !proc_pidfd_exited(pidfd) && proc_pid_is(proc_fd, pid, start_time);
 }

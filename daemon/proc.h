@@ -70,6 +70,10 @@ int proc_stat_read(int proc_fd, const char *path, ProcStat *ret);
 int proc_stat_read_pid(int proc_fd, pid_t pid, pid_t tid, ProcStat *ret);
 /* Is pid still the process that started at start_time (and not a later one with its pid)? */
 bool proc_pid_is(int proc_fd, pid_t pid, uint64_t start_time);
+/* Has the process a pidfd pins exited? */
+bool proc_pidfd_exited(int pidfd);
+/* proc_pid_is() for a process pinned by pidfd: it has not exited, and pid is still it (not reused). */
+bool proc_pidfd_is(int proc_fd, int pidfd, pid_t pid, uint64_t start_time);
 
 typedef struct ProcIds {
         uid_t ruid, euid;
@@ -93,6 +97,9 @@ void task_ancestors_free(TaskAncestor *a, size_t n);
 int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret);
 void proc_task_done(ProcTask *t);
 void proc_task_to_info(const ProcTask *p, TaskInfo *ret);
+/* Lets Exe= paths in t be checked against the file the task really runs (its inode, or /proc/PID/exe
+ * through *proc_fd, which must outlive t). */
+void proc_task_set_exe_check(TaskInfo *t, const int *proc_fd);
 
 /* Picks the unified (0::) path, else the name=systemd one, from /proc/PID/cgroup contents. */
 int proc_cgroup_parse(const char *contents, char **ret);

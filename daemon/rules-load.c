@@ -24,7 +24,8 @@ static int parse_file(RuleSet *s, ConfFile *f) {
         if (r < 0) {
                 f->state = CONF_FILE_BROKEN;
                 if (r == -EFBIG)
-                        return rule_set_add_error(s, f->shown, 0, "file is larger than %d bytes; not a rule file? ignored",
+                        return rule_set_add_error(s, f->shown, 0,
+                                                  "file is larger than %d bytes; not a rule file? ignored",
                                                   RULE_FILE_MAX_SIZE);
                 if (r == -EISDIR)
                         return rule_set_add_error(s, f->shown, 0, "is a directory, not a rule file; ignored");

@@ -77,8 +77,20 @@ const char *conf_file_state_to_string(ConfFileState s) {
         return NULL;
 }
 
-void rule_format_ref(const Rule *r, char *buf, size_t size) {
-        snprintf(buf, size, "[%s %s] %s:%u", rule_kind_to_string(r->kind), r->name, r->file, r->line);
+char *rule_format_key(const Rule *rule, MatchKey k) {
+        _cleanup_(freep) char *v = NULL;
+        char *s;
+
+        if (!rule_match(rule, k))
+                return NULL;
+        v = strv_join(rule_match(rule, k), " ");
+        if (!v || asprintf(&s, "%s=%s", match_key_to_string(k), v) < 0)
+                return NULL;
+        return s;
+}
+
+void rule_format_ref(const Rule *rule, char *buf, size_t size) {
+        snprintf(buf, size, "[%s %s] %s:%u", rule_kind_to_string(rule->kind), rule->name, rule->file, rule->line);
 }
 
 void rule_error_format(const RuleError *e, char *buf, size_t size) {
@@ -309,16 +321,16 @@ static int parse_freeze(ParseContext *c, Rule *ret) {
 }
 
 static void parse_finish_section(ParseContext *c) {
-        Rule *r = &c->cur;
+        Rule *rule = &c->cur;
         bool any = false;
-        int q;
+        int r;
 
         if (!c->in_section)
                 return;
         c->in_section = false;
 
         if (!c->cur_bad) {
-                if (r->kind == RULE_UNIT && !c->cur_match[MATCH_UNIT]) {
+                if (rule->kind == RULE_UNIT && !c->cur_match[MATCH_UNIT]) {
                         /* [Unit game.slice] names its unit (or glob) in the section. */
                         if (strv_extend(&c->cur_match[MATCH_UNIT], c->cur_name) < 0)
                                 c->oom = -ENOMEM;
@@ -327,13 +339,13 @@ static void parse_finish_section(ParseContext *c) {
                         if (c->cur_match[k])
                                 any = true;
                 if (!any)
-                        parse_error(c, r->line,
-                                    "[%s %s] has no match keys (Comm=, Exe=, Cmdline=, Parent=, User=, Group=, Cgroup=, Unit=): "
-                                    "it would match every process; rule ignored",
-                                    rule_kind_to_string(r->kind), c->cur_name);
+                        parse_error(c, rule->line,
+                                    "[%s %s] has no match keys (Comm=, Exe=, Cmdline=, Parent=, User=, Group=, "
+                                    "Cgroup=, Unit=): it would match every process; rule ignored",
+                                    rule_kind_to_string(rule->kind), c->cur_name);
                 else if (!c->cur_has_ln)
-                        parse_error(c, r->line, "[%s %s] has no LatencyNice= setting; rule ignored",
-                                    rule_kind_to_string(r->kind), c->cur_name);
+                        parse_error(c, rule->line, "[%s %s] has no LatencyNice= setting; rule ignored",
+                                    rule_kind_to_string(rule->kind), c->cur_name);
         }
 
         if (c->cur_bad || c->oom < 0) {
@@ -341,11 +353,11 @@ static void parse_finish_section(ParseContext *c) {
                 return;
         }
 
-        q = array_grow((void **) &c->set->rules, &c->set->alloc_rules, c->set->n_rules, sizeof(Rule));
-        if (q >= 0)
-                q = parse_freeze(c, &c->set->rules[c->set->n_rules]);
-        if (q < 0)
-                c->oom = q;
+        r = array_grow((void **) &c->set->rules, &c->set->alloc_rules, c->set->n_rules, sizeof(Rule));
+        if (r >= 0)
+                r = parse_freeze(c, &c->set->rules[c->set->n_rules]);
+        if (r < 0)
+                c->oom = r;
         else
                 c->set->n_rules++;
         parse_cur_done(c);
@@ -393,12 +405,14 @@ static void parse_begin_section(ParseContext *c, char *line, size_t len) {
                 kind = RULE_UNIT;
         else {
                 parse_error(c, c->reader.line,
-                            "unknown section kind '[%s]': expected [Process NAME] or [Unit NAME]; section ignored", name);
+                            "unknown section kind '[%s]': expected [Process NAME] or [Unit NAME]; section ignored",
+                            name);
                 return;
         }
         c->cur.kind = kind;
         if (isempty(sp)) {
-                parse_error(c, c->reader.line, "section [%s] has no name: write [%s NAME]; section ignored", name, name);
+                parse_error(c, c->reader.line, "section [%s] has no name: write [%s NAME]; section ignored", name,
+                            name);
                 return;
         }
         /* Names may carry spaces ([Process Zup! 5]): they are shown as written, between the brackets. */
@@ -439,17 +453,17 @@ static bool parse_on_line(void *userdata, char *line, size_t len, int max) {
 static int parse_words(ParseContext *c, const char *key, const char *value, char ***list, MatchKey k) {
         _cleanup_(strv_freep) char **words = NULL;
         const char *why = NULL;
-        int q;
+        int r;
 
         if (isempty(value)) {
                 /* Empty assignment resets the list, as in systemd unit files. */
                 *list = strv_free(*list);
                 return 0;
         }
-        q = strv_split_quoted(value, &words, &why);
-        if (q == -ENOMEM)
-                return q;
-        if (q < 0) {
+        r = strv_split_quoted(value, &words, &why);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
                 parse_error(c, c->reader.line, "%s=%s: %s", key, value, why);
                 return 0;
         }
@@ -459,8 +473,8 @@ static int parse_words(ParseContext *c, const char *key, const char *value, char
                 if (k == MATCH_COMM && l > 15 && !string_is_glob(*w)) {
                         /* The kernel keeps 15 bytes, not characters: "Zup! 5.exe" fits, many UTF-8 names do not. */
                         parse_error(c, c->reader.line,
-                                    "Comm=\"%s\" can never match: it is %zu bytes and the kernel keeps only the first 15 "
-                                    "bytes of a command name; use Exe=\"%s\" (the file name) instead", *w, l, *w);
+                                    "Comm=\"%s\" can never match: it is %zu bytes and the kernel keeps only the first "
+                                    "15 bytes of a command name; use Exe=\"%s\" (the file name) instead", *w, l, *w);
                         continue;
                 }
                 if (k == MATCH_ANCESTOR && strchr(*w, '/') && (*w)[0] != '/') {
@@ -488,8 +502,8 @@ static int parse_words(ParseContext *c, const char *key, const char *value, char
 static int parse_handler(void *userdata, const char *section, const char *key, const char *value) {
         ParseContext *c = userdata;
         unsigned line = c->reader.line;
-        Rule *r = &c->cur;
-        int v, q;
+        Rule *rule = &c->cur;
+        int v, r;
 
         (void) section;
 
@@ -504,47 +518,48 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
         for (MatchKey k = 0; k < _MATCH_KEY_MAX; k++) {
                 if (strcmp(key, match_key_table[k]) != 0)
                         continue;
-                if (r->kind == RULE_UNIT && k != MATCH_UNIT) {
-                        parse_error(c, line, "%s= is not valid in a [Unit] rule (only Unit=); use a [Process] rule", key);
+                if (rule->kind == RULE_UNIT && k != MATCH_UNIT) {
+                        parse_error(c, line, "%s= is not valid in a [Unit] rule (only Unit=); use a [Process] rule",
+                                    key);
                         return 1;
                 }
-                q = parse_words(c, key, value, &c->cur_match[k], k);
-                if (q < 0)
-                        c->oom = q;
+                r = parse_words(c, key, value, &c->cur_match[k], k);
+                if (r < 0)
+                        c->oom = r;
                 return c->oom < 0 ? 0 : 1;
         }
 
         if (strcmp(key, "LatencyNice") == 0) {
-                q = safe_atoi(value, &v);
-                if (q == -EINVAL)
+                r = safe_atoi(value, &v);
+                if (r == -EINVAL)
                         parse_error(c, line, "LatencyNice=%s is not a number; expected an integer from %d to %d",
                                     value, -20, 19);
-                else if (q < 0 || v < -20 || v > 19)
+                else if (r < 0 || v < -20 || v > 19)
                         parse_error(c, line, "LatencyNice=%s is out of range; expected an integer from %d to %d",
                                     value, -20, 19);
                 else {
-                        r->latency_nice = v;
+                        rule->latency_nice = v;
                         c->cur_has_ln = true;
                 }
         } else if (strcmp(key, "Threads") == 0) {
                 if (strcmp(value, "all") == 0)
-                        r->threads = THREADS_ALL;
+                        rule->threads = THREADS_ALL;
                 else if (strcmp(value, "main") == 0)
-                        r->threads = THREADS_MAIN;
+                        rule->threads = THREADS_MAIN;
                 else
                         parse_error(c, line, "Threads=%s is invalid; expected 'all' or 'main'", value);
         } else if (strcmp(key, "Inherit") == 0) {
-                q = parse_boolean(value);
-                if (q < 0)
+                r = parse_boolean(value);
+                if (r < 0)
                         parse_error(c, line, "Inherit=%s is not a boolean; expected yes or no", value);
                 else
-                        r->inherit = q;
+                        rule->inherit = r;
         } else if (strcmp(key, "Override") == 0) {
-                q = parse_boolean(value);
-                if (q < 0)
+                r = parse_boolean(value);
+                if (r < 0)
                         parse_error(c, line, "Override=%s is not a boolean; expected yes or no", value);
                 else
-                        r->override = q;
+                        rule->override = r;
         } else {
                 const char *hint = NULL;
                 static const char * const actions[] = { "LatencyNice", "Threads", "Override", "Inherit" };
@@ -556,7 +571,8 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                         if (strcasecmp(key, actions[k]) == 0)
                                 hint = actions[k];
                 if (hint)
-                        parse_error(c, line, "unknown key '%s' (keys are case-sensitive: did you mean '%s'?)", key, hint);
+                        parse_error(c, line, "unknown key '%s' (keys are case-sensitive: did you mean '%s'?)", key,
+                                    hint);
                 else
                         parse_error(c, line, "unknown key '%s'", key);
         }
@@ -615,10 +631,10 @@ static int drop_duplicate_sections(ParseContext *c) {
                 return 0;
         w = c->first_rule;
         for (size_t i = 0; i < n; i++) {
-                Rule *r = &s->rules[c->first_rule + i];
+                Rule *rule = &s->rules[c->first_rule + i];
 
                 if (!drop[i])
-                        s->rules[w++] = *r; /* a dropped one's strings stay in the arena until the set goes */
+                        s->rules[w++] = *rule; /* a dropped one's strings stay in the arena until the set goes */
         }
         s->n_rules = w;
         return 0;
@@ -787,7 +803,7 @@ static int config_foreground(ConfigContext *c, const char *key, const char *valu
                         c->config->foreground_latency_nice = v;
                 }
         } else if (strcmp(key, "Cover") == 0) {
-                int v = foreground_cover_from_string(value);
+                ForegroundCover v = foreground_cover_from_string(value);
 
                 if (v < 0)
                         config_error(c, "Cover=%s is not one of unit, tree", value);

@@ -56,13 +56,13 @@ typedef struct Rule {
 } Rule;
 
 /* The values of key k (alternatives), or NULL if the rule does not have the key. */
-static inline char **rule_match(const Rule *r, MatchKey k) {
-        char **p = r->values;
+static inline char **rule_match(const Rule *rule, MatchKey k) {
+        char **p = rule->values;
         unsigned bit = 1U << k, before;
 
-        if (!(r->keys & bit))
+        if (!(rule->keys & bit))
                 return NULL;
-        for (before = (unsigned) __builtin_popcount(r->keys & (bit - 1)); before > 0; before--) {
+        for (before = (unsigned) __builtin_popcount(rule->keys & (bit - 1)); before > 0; before--) {
                 while (*p)
                         p++;
                 p++;
@@ -129,7 +129,10 @@ int rule_set_load_buffer(const char *name, const char *buf, size_t size, RuleSet
 int rule_set_load_files(char * const *paths, RuleSet **ret);
 
 /* "[Process name] file:line": how logs, D-Bus and the CLI name a rule. */
-void rule_format_ref(const Rule *r, char *buf, size_t size);
+void rule_format_ref(const Rule *rule, char *buf, size_t size);
+/* "Comm=a b*": one match key of a rule as its file says it (ListRules, Explain, latnicectl explain);
+ * newly allocated, NULL on OOM or if the rule has no such key. */
+char *rule_format_key(const Rule *rule, MatchKey k);
 /* "file:line: message" (or "file: message" for a whole file). */
 void rule_error_format(const RuleError *e, char *buf, size_t size);
 

@@ -31,11 +31,11 @@ const char *backend_to_string(Backend b) {
 
 Backend backend_from_string(const char *s) {
         if (!s)
-                return _BACKEND_MAX;
+                return _BACKEND_INVALID;
         for (unsigned i = 0; i < _BACKEND_MAX; i++)
                 if (strcmp(s, backend_table[i]) == 0)
                         return (Backend) i;
-        return _BACKEND_MAX;
+        return _BACKEND_INVALID;
 }
 
 const char *sched_policy_to_string(unsigned policy) {

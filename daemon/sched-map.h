@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,10 +17,11 @@ typedef enum Backend {
         BACKEND_LATENCY_NICE, /* patched kernel (kernel/): sched_attr.sched_latency_nice */
         BACKEND_EEVDF_SLICE,  /* mainline >= 6.12: custom slice in sched_attr.sched_runtime */
         _BACKEND_MAX,
+        _BACKEND_INVALID = -EINVAL,
 } Backend;
 
 const char *backend_to_string(Backend b); /* "none", "latency-nice", "eevdf-slice" */
-Backend backend_from_string(const char *s); /* _BACKEND_MAX if unknown */
+Backend backend_from_string(const char *s); /* _BACKEND_INVALID if unknown */
 
 static inline bool latnice_valid(int ln) {
         return ln >= LATNICE_MIN && ln <= LATNICE_MAX;

@@ -324,7 +324,8 @@ int sched_thread_set_raw(const SchedProbe *p, pid_t tid, uint64_t raw, ThreadSch
                 return -EOPNOTSUPP;
         if (p->backend == BACKEND_LATENCY_NICE && raw >= LATNICE_WIDTH)
                 return -EINVAL;
-        if (p->backend == BACKEND_EEVDF_SLICE && raw != 0 && (raw < LATNICE_SLICE_MIN_NS || raw > LATNICE_SLICE_MAX_NS))
+        if (p->backend == BACKEND_EEVDF_SLICE && raw != 0 &&
+            (raw < LATNICE_SLICE_MIN_NS || raw > LATNICE_SLICE_MAX_NS))
                 return -EINVAL;
 
         r = sched_thread_get(p, tid, &before);

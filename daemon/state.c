@@ -159,16 +159,16 @@ size_t state_file_size(const StateFile *f) {
 }
 
 static void record_write(StateRecord *dst, const StateRecord *src) {
-        StateRecord r = *src;
+        StateRecord rec = *src;
 
         /* Invalid while it is rewritten; valid last. */
         __atomic_store_n(&dst->valid, 0, __ATOMIC_RELEASE);
-        r.valid = 0;
-        *dst = r;
+        rec.valid = 0;
+        *dst = rec;
         __atomic_store_n(&dst->valid, STATE_RECORD_VALID, __ATOMIC_RELEASE);
 }
 
-uint32_t state_file_add(StateFile *f, const StateRecord *r) {
+uint32_t state_file_add(StateFile *f, const StateRecord *rec) {
         size_t n;
 
         if (!f)
@@ -176,15 +176,15 @@ uint32_t state_file_add(StateFile *f, const StateRecord *r) {
         n = f->header->n_records;
         if (n >= f->capacity && (f->capacity * 2 >= UINT32_MAX || state_map(f, f->capacity * 2) < 0))
                 return STATE_SLOT_NONE;
-        record_write(&f->records[n], r);
+        record_write(&f->records[n], rec);
         f->header->n_records = (uint32_t) (n + 1);
         return (uint32_t) n;
 }
 
-void state_file_update(StateFile *f, uint32_t slot, const StateRecord *r) {
+void state_file_update(StateFile *f, uint32_t slot, const StateRecord *rec) {
         if (!f || slot >= f->header->n_records)
                 return;
-        record_write(&f->records[slot], r);
+        record_write(&f->records[slot], rec);
 }
 
 pid_t state_file_remove(StateFile *f, uint32_t slot) {

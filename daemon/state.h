@@ -59,7 +59,7 @@ typedef struct StateKey {
  * the slot it is told (records are kept dense, in order), the others are
  * dropped. A file with another key is emptied.
  */
-typedef bool (*StateAdopt)(const StateRecord *r, uint32_t slot, void *userdata);
+typedef bool (*StateAdopt)(const StateRecord *rec, uint32_t slot, void *userdata);
 int state_file_open(const char *dir, const StateKey *key, StateAdopt adopt, void *userdata, StateFile **ret);
 
 /* The file is done with: unlink it (nothing left to remember), or keep it for the next run. */
@@ -68,9 +68,9 @@ StateFile *state_file_close(StateFile *f, bool keep);
 size_t state_file_size(const StateFile *f);
 
 /* Appends a record; its slot, or STATE_SLOT_NONE if the file cannot grow. */
-uint32_t state_file_add(StateFile *f, const StateRecord *r);
+uint32_t state_file_add(StateFile *f, const StateRecord *rec);
 /* Rewrites a slot. */
-void state_file_update(StateFile *f, uint32_t slot, const StateRecord *r);
+void state_file_update(StateFile *f, uint32_t slot, const StateRecord *rec);
 /*
  * Drops a slot. The last record moves into it (the file stays dense):
  * returns the pid of the record that moved (its owner must learn the new

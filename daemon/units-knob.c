@@ -125,7 +125,7 @@ int units_apply_knob(Manager *m, const SystemdUnit *su) {
                 units_save(m);
                 r = systemd_watch_set_cpu_accounting(u->watch, su->name, true, unified);
                 if (r < 0)
-                        log_warning_errno(r, "%s: cannot ask systemd for %s: %m", su->name,
+                        log_warning_errno(r, "%s: failed to ask systemd for %s: %m", su->name,
                                           systemd_cpu_property(unified));
                 else
                         log_info("%s: asked systemd for %s (runtime), so that its cgroup has %s for %s.", su->name,

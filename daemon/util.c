@@ -74,12 +74,12 @@ bool strv_contains(char * const *l, const char *s) {
 
 char *strv_join(char * const *l, const char *sep) {
         size_t len = 1, k = strlen(sep);
-        char *r, *p;
+        char *ret, *p;
 
         for (char * const *i = l; i && *i; i++)
                 len += strlen(*i) + k;
-        r = p = malloc(len);
-        if (!r)
+        ret = p = malloc(len);
+        if (!ret)
                 return NULL;
         *p = 0;
         for (char * const *i = l; i && *i; i++) {
@@ -87,7 +87,7 @@ char *strv_join(char * const *l, const char *sep) {
                         p = stpcpy(p, sep);
                 p = stpcpy(p, *i);
         }
-        return r;
+        return ret;
 }
 
 int safe_atoi(const char *s, int *ret) {
@@ -197,9 +197,9 @@ bool utf8_is_valid(const char *s) {
 
 char *utf8_escape_invalid(const char *s, bool escape_control) {
         /* worst case: every byte becomes 4 ("\xNN") or 3 (U+FFFD) bytes */
-        char *r = malloc(strlen(s) * 4 + 1), *p = r;
+        char *ret = malloc(strlen(s) * 4 + 1), *p = ret;
 
-        if (!r)
+        if (!ret)
                 return NULL;
         while (*s) {
                 size_t n = utf8_char_len(s);
@@ -218,7 +218,7 @@ char *utf8_escape_invalid(const char *s, bool escape_control) {
                 }
         }
         *p = 0;
-        return r;
+        return ret;
 }
 
 const char *utf8_safe(const char *s, char **buf) {
@@ -382,7 +382,7 @@ int read_full_file(int dir_fd, const char *path, size_t max, char **ret, size_t 
 
 char *path_join(const char *root, const char *path) {
         size_t rl;
-        char *r;
+        char *ret;
 
         if (isempty(root) || streq_ptr(root, "/"))
                 return strdup(path);
@@ -391,9 +391,9 @@ char *path_join(const char *root, const char *path) {
                 rl--;
         while (*path == '/')
                 path++;
-        if (asprintf(&r, "%.*s/%s", (int) rl, root, path) < 0)
+        if (asprintf(&ret, "%.*s/%s", (int) rl, root, path) < 0)
                 return NULL;
-        return r;
+        return ret;
 }
 
 uint64_t monotonic_usec(void) {

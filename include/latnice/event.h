@@ -94,7 +94,7 @@ enum latnice_filter_flags {
         LATNICE_FILTER_F_COMM_PREFIX = 1 << 6,
         LATNICE_FILTER_F_EXE_PREFIX = 1 << 7,
         LATNICE_FILTER_F_PARENT_PREFIX = 1 << 8,
-        LATNICE_FILTER_F_ANCESTOR = 1 << 9,    /* exact names of an ancestor's comm or binary (struct latnice_name32) */
+        LATNICE_FILTER_F_ANCESTOR = 1 << 9,    /* exact names of an ancestor's comm or binary (latnice_name32) */
 };
 
 /*

@@ -653,7 +653,8 @@ TEST_SETUP() {
         latnicectl = getenv("LATNICECTL");
         helper = getenv("LATNICE_HELPER_THREADS");
         if (!latnicectl || !helper) {
-                printf("SKIP: LATNICECTL and LATNICE_HELPER_THREADS must name the built binaries (run via meson test)\n");
+                printf("SKIP: LATNICECTL and LATNICE_HELPER_THREADS must name the built binaries "
+                       "(run via meson test)\n");
                 return TEST_SKIP;
         }
         proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The SetLatencyNice and visibility decisions, alone. */
+/* The SetLatencyNice, SetForeground and visibility decisions, alone. */
 
 #include <errno.h>
 #include <limits.h>
@@ -61,11 +61,35 @@ static void test_set_outcome(void) {
         ASSERT_EQ(authz_set_outcome(0, 0, 0), AUTHZ_SET_ALL_REALTIME);
 }
 
+static void test_list(void) {
+        ASSERT_EQ(authz_list_applied(0, 1000), AUTHZ_LIST_SHOW);
+        ASSERT_EQ(authz_list_applied(0, 0), AUTHZ_LIST_SHOW);
+        /* recorded as the caller's: shown only while it is still the caller's */
+        ASSERT_EQ(authz_list_applied(1000, 1000), AUTHZ_LIST_IF_OWNED_NOW);
+        ASSERT_EQ(authz_list_applied(1000, 0), AUTHZ_LIST_HIDE);
+        ASSERT_EQ(authz_list_applied(65534, 1000), AUTHZ_LIST_HIDE);
+}
+
+static void test_foreground(void) {
+        /* root boosts anything, in any session */
+        ASSERT_EQ(authz_set_foreground(0, 1000, AUTHZ_SESSION_INACTIVE_OR_REMOTE), AUTHZ_FOREGROUND_FREE);
+        ASSERT_EQ(authz_set_foreground(0, 0, AUTHZ_SESSION_NONE), AUTHZ_FOREGROUND_FREE);
+        /* another user's process, by real uid; that error comes before the session's */
+        ASSERT_EQ(authz_set_foreground(1000, 0, AUTHZ_SESSION_ACTIVE_LOCAL), AUTHZ_FOREGROUND_NOT_YOURS);
+        ASSERT_EQ(authz_set_foreground(1000, 1001, AUTHZ_SESSION_INACTIVE_OR_REMOTE), AUTHZ_FOREGROUND_NOT_YOURS);
+        ASSERT_EQ(authz_set_foreground(1000, 1000, AUTHZ_SESSION_INACTIVE_OR_REMOTE), AUTHZ_FOREGROUND_INACTIVE);
+        /* one's own, in an active local session or in none (a user unit): polkit decides */
+        ASSERT_EQ(authz_set_foreground(1000, 1000, AUTHZ_SESSION_ACTIVE_LOCAL), AUTHZ_FOREGROUND_ASK);
+        ASSERT_EQ(authz_set_foreground(1000, 1000, AUTHZ_SESSION_NONE), AUTHZ_FOREGROUND_ASK);
+}
+
 int main(void) {
         test_owns();
         test_set();
         test_set_args();
         test_set_outcome();
+        test_list();
+        test_foreground();
         printf("test-authz: ok\n");
         return 0;
 }

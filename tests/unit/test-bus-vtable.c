@@ -3,9 +3,10 @@
  * The org.latnice1.Manager vtable over a socketpair, without a bus: argument
  * checking, named errors, introspection, properties and the match trace.
  * A server thread runs the vtable on a hand-built Manager with this
- * kernel's real backend; the manager's actions (reload, set profile,
- * recording a manual value) are stubs here, so this tests the bus layer
- * and the SetLatencyNice decision alone. As root, a child that drops to
+ * kernel's real backend and the real SetLatencyNice (manager-decide.c);
+ * the manager's other actions (reload, set profile, the foreground boost,
+ * statistics) are stubs here, so this tests the bus layer and the
+ * SetLatencyNice decision. As root, a child that drops to
  * nobody connects too: it must be refused what needs authorization (a
  * direct connection has no polkit), must not see root's processes, and
  * must not lower threads of its own process by naming the main thread's
@@ -50,25 +51,6 @@ int manager_set_profile(Manager *m, const char *name) {
         return 0;
 }
 
-const char *source_kind_to_string(SourceKind k) {
-        return k == SOURCE_SCAN ? "proc-scan" : "bpf";
-}
-
-void manager_notify_ready(Manager *m) {
-        m->ready = true;
-}
-
-static unsigned stub_manual_records;
-
-int manager_record_manual(Manager *m, pid_t pid, uint64_t start_time, uid_t uid, const char *comm, int value,
-                          const ThreadSched *before, uid_t by) {
-        stub_manual_records++;
-        return 0;
-}
-
-void manager_task_set_exe_check(Manager *m, TaskInfo *t) {
-}
-
 /* The foreground boost is off here: its own tests run the real daemon (tests/session). */
 bool manager_foreground_enabled(const Manager *m) {
         return false;
@@ -80,10 +62,6 @@ int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_ti
 
 int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, sd_bus_message *call) {
         return -ENOENT;
-}
-
-int manager_foreground_check_session(pid_t pid) {
-        return 0;
 }
 
 char *manager_foreground_describe(const Manager *m) {
@@ -111,13 +89,10 @@ const StatsResult *manager_stats_last(const Manager *m) {
         return NULL;
 }
 
-/* No BPF scheduler here: the fair class's backend (manager-scx.c follows sched_ext in the VM test). */
-const char *manager_backend(Manager *m) {
-        return backend_to_string(m->probe.backend);
+void manager_stats_on_record(Manager *m, const AppliedProcess *e) {
 }
 
-const char *manager_backend_reason(Manager *m) {
-        return m->probe.reason;
+void manager_stats_on_forget(Manager *m, pid_t pid) {
 }
 
 /* ---- the server -------------------------------------------------------- */
@@ -383,6 +358,20 @@ static void test_lists(sd_bus *c) {
         ASSERT_TRUE(found);
 }
 
+/* GetTask's set_by for pid. */
+static const char *set_by(sd_bus *c, pid_t pid) {
+        static char buf[32];
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *comm, *by, *rule, *ref, *backend;
+        uint64_t start;
+        int32_t value;
+
+        ASSERT_STREQ(call(c, &reply, "GetTask", "u", (uint32_t) pid), "");
+        ASSERT_TRUE(sd_bus_message_read(reply, "sisssst", &comm, &value, &by, &rule, &ref, &backend, &start) > 0);
+        snprintf(buf, sizeof(buf), "%s", by);
+        return buf;
+}
+
 static void test_changes_as_root(sd_bus *c) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         uint32_t rules, errors;
@@ -401,12 +390,11 @@ static void test_changes_as_root(sd_bus *c) {
                 ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 1),
                              LATNICE_ERROR_NOT_SUPPORTED);
         else {
-                unsigned before = stub_manual_records;
-
                 /* root lowers and raises, and the value is recorded as manual */
                 ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) -4), "");
+                ASSERT_STREQ(set_by(c, getpid()), LATNICE_SET_BY_MANUAL);
                 ASSERT_STREQ(call(c, NULL, "SetLatencyNice", "ui", (uint32_t) getpid(), (int32_t) 0), "");
-                ASSERT_EQ(stub_manual_records, before + 2);
+                ASSERT_STREQ(set_by(c, getpid()), LATNICE_SET_BY_MANUAL);
         }
 
         /* CollectStats: the duration's bounds before anything is attached; then the manager's refusal */
@@ -563,6 +551,8 @@ int main(void) {
         m->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(m->proc_fd >= 0);
         m->applied = applied_table_new();
+        /* The decide module defers its pruning of the table to the loop (never run here). */
+        ASSERT_EQ(sd_event_new(&m->event), 0);
         /* This kernel's backend: the SetLatencyNice decision runs against real threads. */
         sched_probe("/sys/kernel/btf/vmlinux", &m->probe);
         the_backend = m->probe.backend;
@@ -590,7 +580,9 @@ int main(void) {
                 /* The table as the daemon keeps it: this (root's) process, and one named with a byte
                  * sequence that is not UTF-8 (comm cut in the middle of a character, or \xff). */
                 ProcStat st;
-                AppliedProcess e = { .pid = getpid(), .uid = getuid(), .latency_nice = 0, .state_slot = STATE_SLOT_NONE };
+                AppliedProcess e = {
+                        .pid = getpid(), .uid = getuid(), .latency_nice = 0, .state_slot = STATE_SLOT_NONE,
+                };
                 AppliedProcess bad = { .pid = 0x7ffffff0, .uid = 0, .latency_nice = 3, .state_slot = STATE_SLOT_NONE };
 
                 ASSERT_EQ(proc_stat_read(m->proc_fd, "self/stat", &st), 0);
@@ -651,6 +643,8 @@ int main(void) {
         free(m->prefilter);
         rule_set_free(m->rules);
         applied_table_free(m->applied);
+        sd_event_source_unref(m->prune_defer);
+        sd_event_unref(m->event);
         close(m->proc_fd);
         free(m);
         printf("test-bus-vtable: all checks passed\n");

@@ -40,7 +40,8 @@ int main(void) {
         int r;
 
         check_event("focus change names container.pid",
-                    "{\"change\":\"focus\",\"container\":{\"id\":4,\"type\":\"con\",\"pid\":1234,\"app_id\":\"foot\"}}",
+                    "{\"change\":\"focus\","
+                    "\"container\":{\"id\":4,\"type\":\"con\",\"pid\":1234,\"app_id\":\"foot\"}}",
                     0, 1234);
         check_event("a title change is no focus change", "{\"change\":\"title\",\"container\":{\"pid\":1234}}",
                     -EINVAL, 0);

@@ -72,7 +72,8 @@ static void test_app(void) {
         static const struct {
                 const char *cgroup, *app;
         } ids[] = {
-                { "/user.slice/user-1000.slice/user@1000.service/app.slice/app-flatpak-com.valvesoftware.Steam-4242.scope",
+                { "/user.slice/user-1000.slice/user@1000.service/app.slice/"
+                  "app-flatpak-com.valvesoftware.Steam-4242.scope",
                   "com.valvesoftware.Steam" },
                 { "/user.slice/flatpak-org.gnome.Builder-77.scope", "org.gnome.Builder" },        /* older Flatpak */
                 { "/app-flatpak-org.x.My-App-9.scope/sub", "org.x.My-App" },                     /* dashes in the ID */
@@ -200,7 +201,10 @@ static void test_keys(void) {
         t = (TaskInfo) { .comm = "x", .cgroup = "/game.slicex/run-u12.scope" };
         ASSERT_TRUE(!winner(s, &t));
         /* A user's own unit of that name (systemd-run --user --slice=game.slice) is not the system's. */
-        t = (TaskInfo) { .comm = "x", .cgroup = "/user.slice/user-1000.slice/user@1000.service/game.slice/run-u3.scope" };
+        t = (TaskInfo) {
+                .comm = "x",
+                .cgroup = "/user.slice/user-1000.slice/user@1000.service/game.slice/run-u3.scope",
+        };
         ASSERT_TRUE(!winner(s, &t));
         {
                 _cleanup_(match_index_freep) MatchIndex *ix = NULL;
@@ -247,16 +251,65 @@ static void test_precedence(void) {
         ASSERT_TRUE(!match_unit(s, "abd.service"));
 }
 
+/* The one precedence latniced decides by and explain shows: a process rule, else a unit rule, else none. */
+static void test_explain(void) {
+        _cleanup_(rule_set_freep) RuleSet *s = load("explain",
+                "[Process first]\nComm=abc\nLatencyNice=1\n"
+                "[Unit u]\nUnit=abc.service\nLatencyNice=4\n"
+                "[Process second]\nComm=a*\nLatencyNice=2\n");
+        _cleanup_(match_index_freep) MatchIndex *ix = NULL;
+        TaskInfo t = { .comm = "abc", .cgroup = "/abc.service" };
+        MatchExplain e;
+
+        ASSERT_EQ(match_index_new(s, &ix), 0);
+        ASSERT_EQ(match_explain(s, NULL, &t, true, &e), 0);
+        ASSERT_EQ(e.how, MATCH_HOW_PROCESS);
+        ASSERT_STREQ(match_how_to_string(e.how), "process");
+        ASSERT_STREQ(e.rule->name, "first");
+        ASSERT_STREQ(e.unit_rule->name, "u"); /* overridden by the process rule */
+        ASSERT_EQ(e.match.n_shadowed, 1);
+        ASSERT_STREQ(e.match.shadowed[0]->name, "second");
+        match_explain_done(&e);
+        /* the daemon's way: through the index, nothing but the winner */
+        ASSERT_EQ(match_explain(s, ix, &t, false, &e), 0);
+        ASSERT_EQ(e.how, MATCH_HOW_PROCESS);
+        ASSERT_STREQ(e.rule->name, "first");
+        ASSERT_TRUE(!e.unit_rule);
+        ASSERT_EQ(e.match.n_shadowed, 0);
+        match_explain_done(&e);
+
+        t.comm = "xyz";
+        ASSERT_EQ(match_explain(s, ix, &t, true, &e), 0);
+        ASSERT_EQ(e.how, MATCH_HOW_UNIT);
+        ASSERT_STREQ(match_how_to_string(e.how), "unit");
+        ASSERT_STREQ(e.rule->name, "u");
+        ASSERT_TRUE(!e.unit_rule);
+        match_explain_done(&e);
+
+        t.cgroup = "/other.service";
+        ASSERT_EQ(match_explain(s, NULL, &t, true, &e), 0);
+        ASSERT_EQ(e.how, MATCH_HOW_NONE);
+        ASSERT_STREQ(match_how_to_string(e.how), "none");
+        ASSERT_TRUE(!e.rule && !e.unit_rule);
+        match_explain_done(&e);
+        ASSERT_TRUE(!match_how_to_string(_MATCH_HOW_INVALID));
+}
+
 static void test_cgroup_units(void) {
         char *u;
 
-        ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/app-x.scope", "user@*.service"));
+        ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/app-x.scope",
+                                        "user@*.service"));
         ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice", "user.slice"));
         /* Below user@UID.service the names are the user manager's: anybody can make a game.slice there. */
-        ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope", "user-1000.slice"));
-        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/game.slice/x.scope", "game.slice"));
-        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/game.slice/x.scope", "x.scope"));
-        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope", "*.scope"));
+        ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope",
+                                        "user-1000.slice"));
+        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/game.slice/x.scope",
+                                         "game.slice"));
+        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/game.slice/x.scope",
+                                         "x.scope"));
+        ASSERT_TRUE(!cgroup_path_in_unit("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope",
+                                         "*.scope"));
         ASSERT_TRUE(cgroup_path_in_unit("/user.slice/user-1000.slice/session-4.scope", "session-*.scope"));
         ASSERT_TRUE(!cgroup_path_in_unit("/user.slice", "user"));
         ASSERT_TRUE(!cgroup_path_in_unit(NULL, "*"));
@@ -611,6 +664,7 @@ int main(void) {
         test_ancestor();
         test_keys();
         test_precedence();
+        test_explain();
         test_cgroup_units();
         test_index_shapes();
         test_index_equivalence();

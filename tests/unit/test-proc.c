@@ -11,7 +11,8 @@
 TEST(stat_parse) {
         ProcStat st;
 
-        ASSERT_EQ(proc_stat_parse("42 (a) b) c) S 7 42 42 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 3 0 12345 100 200", &st), 0);
+        ASSERT_EQ(proc_stat_parse("42 (a) b) c) S 7 42 42 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 3 0 12345 100 200",
+                                  &st), 0);
         ASSERT_STREQ(st.comm, "a) b) c");
         ASSERT_EQ(st.state, 'S');
         ASSERT_EQ(st.ppid, 7);
@@ -25,7 +26,8 @@ TEST(stat_parse) {
 TEST(cgroup_parse) {
         char *p;
 
-        ASSERT_EQ(proc_cgroup_parse("12:cpu,cpuacct:/a\n1:name=systemd:/user.slice/x.scope\n0::/user.slice/x.scope\n", &p), 0);
+        ASSERT_EQ(proc_cgroup_parse("12:cpu,cpuacct:/a\n1:name=systemd:/user.slice/x.scope\n0::/user.slice/x.scope\n",
+                                    &p), 0);
         ASSERT_STREQ(p, "/user.slice/x.scope");
         free(p);
         /* hybrid host, process outside systemd's unified tree: take name=systemd */

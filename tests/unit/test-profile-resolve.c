@@ -50,7 +50,8 @@ TEST(resolve) {
         resolve(root, NULL, "gone", false, 0, "gone", LATNICE_PROFILE_DIR "/gone.conf", NULL);
         resolve(root, extra, "gone", false, 0, "gone", test_path(extra, "gone.conf"), NULL);
         /* A broken latniced.conf is ignored, with a warning that says where: the default profile. */
-        resolve(bad, NULL, NULL, false, 0, LATNICE_DEFAULT_PROFILE, LATNICE_PROFILE_DIR "/" LATNICE_DEFAULT_PROFILE ".conf",
+        resolve(bad, NULL, NULL, false, 0, LATNICE_DEFAULT_PROFILE,
+                LATNICE_PROFILE_DIR "/" LATNICE_DEFAULT_PROFILE ".conf",
                 "latniced.conf:2");
         /* No latniced.conf at all: the default, quietly. */
         resolve(extra, NULL, NULL, false, 0, LATNICE_DEFAULT_PROFILE,

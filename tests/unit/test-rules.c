@@ -293,7 +293,8 @@ TEST(errors) {
         ASSERT_TRUE(find_error(s, "bad.conf", 50, "[Process two words] has no match keys"));
         /* Errors are reported in file order. */
         for (size_t i = 1; i < s->n_errors; i++)
-                if (strcmp(s->errors[i].file, s->errors[i - 1].file) == 0 && s->errors[i].line < s->errors[i - 1].line &&
+                if (strcmp(s->errors[i].file, s->errors[i - 1].file) == 0 &&
+                    s->errors[i].line < s->errors[i - 1].line &&
                     !strstr(s->errors[i].message, "duplicate"))
                         ASSERT_TRUE(!"errors out of order");
 }
@@ -356,7 +357,8 @@ TEST(quoting) {
                    "Comm=x\\\n"                                          /* 19 */
                    "LatencyNice=1\n"
                    "[Process utf8 long]\n"                                 /* 21 */
-                   "Comm=\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\n" /* 22: 16 bytes, 8 characters */
+                   /* 22: 16 bytes, 8 characters */
+                   "Comm=\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\n"
                    "LatencyNice=1\n"
                    "[Process tab\x01name]\n"                              /* 24 */
                    "Comm=x\n"
@@ -473,7 +475,8 @@ TEST(many_rules) {
 
         ASSERT_TRUE(buf);
         for (size_t i = 0; i < n; i++)
-                len += (size_t) sprintf(buf + len, "[Process r%zu]\nComm=c%zu\nLatencyNice=%d\n", i, i, (int) (i % 40) - 20);
+                len += (size_t) sprintf(buf + len, "[Process r%zu]\nComm=c%zu\nLatencyNice=%d\n", i, i,
+                                        (int) (i % 40) - 20);
         test_write(root, "etc/latnice.d/many.conf", buf);
         free(buf);
         ASSERT_EQ(rule_set_load(root, NULL, NULL, &s), 0);

@@ -23,8 +23,8 @@ TEST(backend_strings) {
         ASSERT_TRUE(backend_to_string(_BACKEND_MAX) == NULL);
         for (Backend b = 0; b < _BACKEND_MAX; b++)
                 ASSERT_EQ(backend_from_string(backend_to_string(b)), b);
-        ASSERT_EQ(backend_from_string("eevdf"), _BACKEND_MAX);
-        ASSERT_EQ(backend_from_string(NULL), _BACKEND_MAX);
+        ASSERT_EQ(backend_from_string("eevdf"), _BACKEND_INVALID);
+        ASSERT_EQ(backend_from_string(NULL), _BACKEND_INVALID);
         ASSERT_STREQ(sched_policy_to_string(LATNICE_SCHED_FIFO), "fifo");
         ASSERT_STREQ(sched_policy_to_string(LATNICE_SCHED_BATCH | LATNICE_SCHED_RESET_ON_FORK), "batch");
 }
@@ -369,7 +369,8 @@ static const char mountinfo_hybrid[] =
 
 static const char mountinfo_v2[] =
         "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
-        "30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n";
+        "30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 "
+        "rw,nsdelegate,memory_recursiveprot\n";
 
 /* cpu,cpuacct joint, a bind of a subtree first, escaped mount point */
 static const char mountinfo_odd[] =

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* state.c: records survive a close (crash) and come back in order; moves keep the file dense; another key empties it. */
+/* state.c: records survive a close (crash) and come back in order; moves keep the file dense; another key
+ * empties it. */
 
 #include <errno.h>
 #include <sys/stat.h>

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The bus layer's state and method handlers, shared by its files:
+ * manager-bus.c (the vtable, properties, the connection, signals),
+ * manager-bus-read.c (the methods that read) and manager-bus-change.c (the
+ * methods that change things). Nothing else includes this.
+ */
+#pragma once
+
+#include "bus-auth.h"
+#include "manager.h"
+#include "ratelimit.h"
+
+/* CollectStats calls that wait for the collection under way; more get Busy. */
+#define STATS_WAITERS_MAX 8
+
+typedef struct ManagerBus {
+        sd_bus_slot *object_slot;
+        sd_bus_slot *name_slot;
+        BusAuth *auth;
+        TokenBucket applied; /* for the Applied signal */
+        sd_bus_message *stats_waiters[STATS_WAITERS_MAX]; /* answered when the collection ends */
+        unsigned n_stats_waiters;
+} ManagerBus;
+
+/* Every method learns its caller first; the argument decides pid or pidfd. */
+#define CALLER_METHOD(name, impl, by_pidfd)                                                               \
+        static int name##_caller(sd_bus_message *call, const BusCaller *c, void *userdata,                \
+                                 sd_bus_error *error) {                                                   \
+                return impl(userdata, call, c, by_pidfd, error);                                          \
+        }                                                                                                 \
+        int name(sd_bus_message *call, void *userdata, sd_bus_error *error) {                             \
+                Manager *m = userdata;                                                                    \
+                if (!m->bus_state || !m->bus_state->auth)                                                 \
+                        return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "Not ready.");                \
+                return bus_auth_with_caller(m->bus_state->auth, call, name##_caller, m, error);           \
+        }
+
+/* The vtable's methods. */
+int method_get_task(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_get_task_by_pidfd(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_list_applied(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_explain(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_explain_by_pidfd(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_list_rules(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_list_profiles(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_reload(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_set_profile(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_set_latency_nice(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_set_latency_nice_by_pidfd(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_set_foreground(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_set_foreground_by_pidfd(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_collect_stats(sd_bus_message *call, void *userdata, sd_bus_error *error);

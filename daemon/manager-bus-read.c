@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * org.latnice1's methods that read (GetTask, ListApplied, Explain,
+ * ListRules, ListProfiles): who may see which process is authz.c's and
+ * bus-target.c's, which rule applies match.c's, who set a value
+ * applied.c's; here the answers become replies.
+ */
+
+#include "applied.h"
+#include "authz.h"
+#include "bus-reply.h"
+#include "bus-target.h"
+#include "latnice/dbus.h"
+#include "manager-bus-internal.h"
+#include "manager-scx.h"
+#include "match.h"
+#include "proc.h"
+#include "profile.h"
+#include "util.h"
+
+static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(freep) pid_t *tids = NULL;
+        _cleanup_(target_done) Target t = { .pidfd = -1 };
+        const char *set_by, *rule = "", *ref = "";
+        ThreadSched main_thread = {};
+        AppliedProcess *e;
+        bool ours;
+        BusEsc es = {};
+        int r, n;
+
+        r = target_read(m->proc_fd, call, c, by_pidfd, &t, error);
+        if (r < 0)
+                return r;
+        r = target_check_owner(c, &t, error);
+        if (r < 0)
+                return r;
+        r = sched_thread_get(&m->probe, t.pid, &main_thread);
+        if (r < 0 && r != -ESRCH)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot read the scheduling of %d: %s",
+                                         (int) t.pid, strerror(-r));
+
+        e = applied_table_get_process(m->applied, t.pid, t.st.start_time);
+        set_by = applied_set_by(&m->probe, m->proc_fd, e, &main_thread, &ours);
+        if (ours) {
+                rule = e->rule_name ?: "";
+                ref = e->rule ?: "";
+        }
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "sisssst", bus_esc(&es, t.st.comm), main_thread.latency_nice, set_by,
+                                          bus_esc(&es, rule), bus_esc(&es, ref), manager_backend(m),
+                                          t.st.start_time);
+        r = bus_esc_done(&es, r);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ussiitb)");
+        if (r < 0)
+                return r;
+        n = proc_list_tasks(m->proc_fd, t.pid, &tids);
+        for (int i = 0; i < n; i++) {
+                ThreadSched ts;
+                ProcStat st = {};
+
+                if (sched_thread_get(&m->probe, tids[i], &ts) < 0)
+                        continue; /* exited meanwhile */
+                (void) proc_stat_read_pid(m->proc_fd, t.pid, tids[i], &st);
+                r = sd_bus_message_append(reply, "(ussiitb)", (uint32_t) tids[i], bus_esc(&es, st.comm),
+                                          sched_policy_to_string(ts.attr.sched_policy), (int32_t) ts.attr.sched_nice,
+                                          (int32_t) ts.latency_nice,
+                                          m->probe.backend == BACKEND_EEVDF_SLICE ? (uint64_t) ts.attr.sched_runtime
+                                                                                  : (uint64_t) 0,
+                                          (int) ts.realtime);
+                r = bus_esc_done(&es, r);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return target_send_reply(m->proc_fd, &t, reply, error);
+}
+CALLER_METHOD(method_get_task, get_task, false)
+CALLER_METHOD(method_get_task_by_pidfd, get_task, true)
+
+static int list_applied(Manager *m, sd_bus_message *call, const BusCaller *c, bool unused, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        AppliedProcess *e;
+        size_t i = 0;
+        int r;
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(usiss)");
+        if (r < 0)
+                return r;
+        while (m->applied && (e = applied_table_next(m->applied, &i))) {
+                BusEsc es = {};
+
+                switch (authz_list_applied(c->uid, e->uid)) {
+                case AUTHZ_LIST_SHOW:
+                        break;
+                case AUTHZ_LIST_HIDE:
+                        continue;
+                case AUTHZ_LIST_IF_OWNED_NOW:
+                        if (!target_owned_now(m->proc_fd, e->pid, e->start_time, c->uid))
+                                continue;
+                        break;
+                }
+                r = sd_bus_message_append(reply, "(usiss)", (uint32_t) e->pid, bus_esc(&es, e->comm),
+                                          (int32_t) e->latency_nice, bus_esc(&es, e->rule_name),
+                                          bus_esc(&es, e->rule));
+                r = bus_esc_done(&es, r);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+CALLER_METHOD(method_list_applied, list_applied, false)
+
+static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(target_done) Target tg = { .pidfd = -1 };
+        _cleanup_(match_explain_done) MatchExplain ex = {};
+        _cleanup_(proc_task_done) ProcTask p = {};
+        const char *how;
+        TaskInfo t;
+        int r;
+
+        r = target_read(m->proc_fd, call, c, by_pidfd, &tg, error);
+        if (r < 0)
+                return r;
+        r = target_check_owner(c, &tg, error);
+        if (r < 0)
+                return r;
+        if (!m->rules)
+                return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "No rules are loaded.");
+
+        r = proc_task_read(m->proc_fd, tg.pid, PROC_ALL, &p);
+        if (r < 0)
+                return no_such_process(error, tg.pid, r);
+        proc_task_to_info(&p, &t);
+        proc_task_set_exe_check(&t, &m->proc_fd);
+        if (c->uid != 0)
+                /* The chain climbs into other users' processes (sudo, sshd, a root shell): they are matched
+                 * against, but only the caller's own are named to the caller. */
+                for (size_t i = 0; i < p.n_ancestors; i++)
+                        p.ancestors[i].hidden = !target_owned_now(m->proc_fd, p.ancestors[i].pid,
+                                                                  p.ancestors[i].start_time, c->uid);
+
+        r = match_explain(m->rules, NULL, &t, true, &ex);
+        if (r < 0)
+                return r;
+        how = match_how_to_string(ex.how);
+        {
+                /* The boost holds the value while the window has focus; the rule above comes back after. */
+                AppliedProcess *e = applied_table_get_process(m->applied, tg.pid, tg.st.start_time);
+
+                if (e && e->foreground && applied_is_ours(&m->probe, m->proc_fd, e) > 0)
+                        how = "foreground";
+        }
+        if (p.stat.flags & PROC_PF_KTHREAD)
+                how = "kernel-thread"; /* never changed, whatever matches */
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r >= 0)
+                r = bus_append_task(reply, &t);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "s", how);
+        if (r >= 0)
+                r = bus_append_rule(reply, ex.rule);
+        if (r >= 0)
+                r = bus_append_rule_keys(reply, ex.rule);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(sssui)");
+        for (size_t i = 0; r >= 0 && i < ex.match.n_shadowed; i++)
+                r = bus_append_rule(reply, ex.match.shadowed[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = bus_append_rule(reply, ex.unit_rule);
+        if (r < 0)
+                return r;
+        return target_send_reply(m->proc_fd, &tg, reply, error);
+}
+CALLER_METHOD(method_explain, explain, false)
+CALLER_METHOD(method_explain_by_pidfd, explain, true)
+
+int method_list_rules(sd_bus_message *call, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(sssuiasbs)");
+        for (size_t i = 0; r >= 0 && m->rules && i < m->rules->n_rules; i++) {
+                const Rule *q = &m->rules->rules[i];
+                BusEsc e = {};
+
+                r = sd_bus_message_open_container(reply, 'r', "sssuiasbs");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "sssui", rule_kind_to_string(q->kind), bus_esc(&e, q->name),
+                                                  bus_esc(&e, q->file), q->line, q->latency_nice);
+                r = bus_esc_done(&e, r);
+                if (r >= 0)
+                        r = bus_append_rule_keys(reply, q);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "bs", (int) q->override,
+                                                  threads_mode_to_string(q->threads));
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+int method_list_profiles(sd_bus_message *call, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(strv_freep) char **names = NULL;
+        Manager *m = userdata;
+        int r;
+
+        r = profile_list(m->options.root, m->options.profile_dir, &names);
+        if (r < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot list profiles: %s", strerror(-r));
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(ssb)");
+        for (char **n = names; r >= 0 && n && *n; n++) {
+                _cleanup_(freep) char *path = NULL;
+                BusEsc e = {};
+
+                (void) profile_find(m->options.root, m->options.profile_dir, *n, &path);
+                r = sd_bus_message_append(reply, "(ssb)", bus_esc(&e, *n), bus_esc(&e, path),
+                                          (int) streq_ptr(*n, m->profile));
+                r = bus_esc_done(&e, r);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
