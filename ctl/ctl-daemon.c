@@ -198,7 +198,8 @@ static int run_status(Ctl *ctl) {
         table_add_stringf(t, "latniced %s on %s", s.version ?: "?", LATNICE_BUS_NAME);
         table_add_string(t, s.version);
         /* While a BPF scheduler runs the tasks, the reason is that sentence. */
-        table_add_stringf(t, "%s%s%s%s", s.backend ?: "?", slice, *note ? "" : "\n", *note ? "" : s.backend_reason ?: "");
+        table_add_stringf(t, "%s%s%s%s", s.backend ?: "?", slice, *note ? "" : "\n",
+                          *note ? "" : s.backend_reason ?: "");
         table_add_string(t, s.backend);
         table_add_string(t, s.backend_reason);
         table_add_string(t, *note ? note : NULL);

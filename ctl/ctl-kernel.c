@@ -248,7 +248,8 @@ int ctl_kernel_get(const KernelView *v, Table *t, pid_t pid) {
 
         r = proc_stat_read_pid(v->proc_fd, pid, 0, &st);
         if (r < 0) {
-                fprintf(stderr, "PID %d: %s\n", (int) pid, r == -ESRCH || r == -ENOENT ? "no such process" : strerror(-r));
+                fprintf(stderr, "PID %d: %s\n", (int) pid,
+                        r == -ESRCH || r == -ENOENT ? "no such process" : strerror(-r));
                 return ctl_exit_from_errno(r);
         }
         (void) sched_thread_get(&v->probe, pid, &main_thread);

@@ -277,7 +277,8 @@ static int print_stats(const Ctl *ctl, const CtlStats *s) {
                         continue;
                 if (!(c->flags & LATNICE_STATS_F_OTHER))
                         any = true;
-                table_add_string(classes, c->flags & (LATNICE_STATS_F_OTHER | LATNICE_STATS_F_MORE_RULES) ? "" : c->name);
+                table_add_string(classes,
+                                 c->flags & (LATNICE_STATS_F_OTHER | LATNICE_STATS_F_MORE_RULES) ? "" : c->name);
                 table_add_bool(classes, c->flags & LATNICE_STATS_F_OTHER);
                 table_add_bool(classes, c->flags & LATNICE_STATS_F_MORE_RULES);
                 table_add_bool(classes, c->flags & LATNICE_STATS_F_RULE_REMOVED);
@@ -474,7 +475,8 @@ json_object *ctl_stats_status_json(const CtlStats *s, bool json) {
         for (size_t i = 0; i < s->n_classes; i++) {
                 const CtlStatsClass *c = &s->classes[i];
 
-                table_add_string(classes, c->flags & (LATNICE_STATS_F_OTHER | LATNICE_STATS_F_MORE_RULES) ? "" : c->name);
+                table_add_string(classes,
+                                 c->flags & (LATNICE_STATS_F_OTHER | LATNICE_STATS_F_MORE_RULES) ? "" : c->name);
                 table_add_bool(classes, c->flags & LATNICE_STATS_F_OTHER);
                 table_add_uint(classes, c->hist.wakeups);
                 table_add_double(classes, stats_percentile(&c->hist, 99));

@@ -234,7 +234,8 @@ static int run_set(Ctl *ctl) {
                                 rc = r;
                         continue;
                 }
-                table_add_stringf(t, "PID %d: latency nice %d on %" PRIu32 " of %" PRIu32 " thread%s (through latniced).",
+                table_add_stringf(t,
+                                  "PID %d: latency nice %d on %" PRIu32 " of %" PRIu32 " thread%s (through latniced).",
                                   (int) pids[i], ctl->latency_nice, applied, threads, threads == 1 ? "" : "s");
                 table_add_int(t, pids[i]);
                 table_add_int(t, ctl->latency_nice);
