@@ -81,6 +81,37 @@ void test_write(const char *dir, const char *rel, const char *contents) {
         ASSERT_TRUE(fclose(f) == 0);
 }
 
+int test_failed;
+
+void test_check(const char *what, int ok) {
+        printf("%s - %s\n", ok ? "ok" : "not ok", what);
+        test_failed |= !ok;
+}
+
+char *test_read_source(const char *rel, size_t *ret_len) {
+        const char *root = getenv("LATNICE_SOURCE_ROOT");
+        char path[4096];
+        FILE *f;
+        char *buf;
+        long n;
+
+        snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
+        f = fopen(path, "re");
+        if (!f) {
+                printf("not ok - cannot open %s\n", path);
+                exit(1);
+        }
+        if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0 ||
+            !(buf = malloc((size_t) n + 1)) || fread(buf, 1, (size_t) n, f) != (size_t) n) {
+                printf("not ok - cannot read %s\n", path);
+                exit(1);
+        }
+        fclose(f);
+        buf[n] = '\0';
+        *ret_len = (size_t) n;
+        return buf;
+}
+
 /* The TEST()s of this program: the linker's bounds of their section (none: both NULL). */
 extern const TestCase __start_latnice_tests[] __attribute__((weak));
 extern const TestCase __stop_latnice_tests[] __attribute__((weak));

@@ -59,6 +59,12 @@ typedef struct TestCase {
 int test_setup(void);
 #define TEST_SETUP() int test_setup(void)
 
+/* ok/not-ok checks that go on after a failure (the parsers' tests); test_failed: one failed. */
+extern int test_failed;
+void test_check(const char *what, int ok);
+/* A file of the source tree (LATNICE_SOURCE_ROOT, else "."), NUL-terminated; exits 1 if it cannot be read. */
+char *test_read_source(const char *rel, size_t *ret_len);
+
 /* A fresh temporary directory, removed at exit. */
 const char *test_tmpdir(void);
 /* Writes (creating parent directories) dir/rel with the given contents. */

@@ -4,6 +4,11 @@
 # systemd-logind, latniced, user U logged in with pam_systemd running $WORK/session.sh (the caller
 # writes it: it starts the display and writes $HOME/session), latnice-focus as the shipped user unit,
 # and the helpers that read a task's value. Set SESSION_TYPE (x11, wayland) before fg_start.
+# Sourced with the test's arguments, BUILD_DIR [SOURCE_DIR], and $HERE set.
+SRC=${2:-$(readlink -f "$HERE/../..")}
+BUILD=$(readlink -f "${1:-$SRC/build}")
+L=$SRC/tests/harness/lntest-systemd
+exec </dev/null
 NAME=fg-$$
 STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 IN=/run/latnice-fg-test

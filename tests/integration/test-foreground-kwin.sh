@@ -16,12 +16,7 @@
 set -uo pipefail
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-SRC=${2:-$(readlink -f "$HERE/../..")}
-BUILD=$(readlink -f "${1:-$SRC/build}")
-L=$SRC/tests/harness/lntest-systemd
-. "$HERE/fg-lib.sh"
-
-exec </dev/null
+. "$HERE/fg-lib.sh" # BUILD_DIR [SOURCE_DIR]: SRC, BUILD, L
 fg_require kwin_wayland weston-simple-shm
 [[ -e /usr/lib/systemd/user/dbus.socket ]] ||
         { echo "SKIP: no session bus for the user manager (apt-get install dbus-user-session)"; exit 77; }

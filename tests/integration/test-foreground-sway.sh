@@ -17,12 +17,7 @@
 set -uo pipefail
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-SRC=${2:-$(readlink -f "$HERE/../..")}
-BUILD=$(readlink -f "${1:-$SRC/build}")
-L=$SRC/tests/harness/lntest-systemd
-. "$HERE/fg-lib.sh"
-
-exec </dev/null
+. "$HERE/fg-lib.sh" # BUILD_DIR [SOURCE_DIR]: SRC, BUILD, L
 fg_require sway swaymsg foot setpriv
 fg_prepare
 # A batch job that a focused terminal's shell runs: its rule's value is not the terminal's to take.

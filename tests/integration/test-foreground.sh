@@ -17,12 +17,7 @@
 set -uo pipefail
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-SRC=${2:-$(readlink -f "$HERE/../..")}
-BUILD=$(readlink -f "${1:-$SRC/build}")
-L=$SRC/tests/harness/lntest-systemd
-. "$HERE/fg-lib.sh"
-
-exec </dev/null
+. "$HERE/fg-lib.sh" # BUILD_DIR [SOURCE_DIR]: SRC, BUILD, L
 fg_require Xvfb i3 xdotool
 [[ -e $BUILD/tests/focus-client ]] || { echo "FAIL - $BUILD/tests/focus-client is not built"; exit 1; }
 fg_prepare

@@ -19,46 +19,8 @@
 #include <string.h>
 
 #include "focus-source.h"
+#include "tests.h"
 
-/* The parsers are pure; the source's socket half is not under test here. */
-void focus_set(Focus *f, pid_t pid, const char *source) {
-        (void) f, (void) pid, (void) source;
-}
-sd_event *focus_event(Focus *f) {
-        (void) f;
-        return NULL;
-}
-
-static int failed;
-
-static void check(const char *what, int ok) {
-        printf("%s - %s\n", ok ? "ok" : "not ok", what);
-        failed |= !ok;
-}
-
-static char *read_file(const char *rel, size_t *ret_len) {
-        const char *root = getenv("LATNICE_SOURCE_ROOT");
-        char path[4096];
-        FILE *f;
-        char *buf;
-        long n;
-
-        snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
-        f = fopen(path, "re");
-        if (!f) {
-                printf("not ok - cannot open %s\n", path);
-                exit(1);
-        }
-        if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0 ||
-            !(buf = malloc((size_t) n + 1)) || fread(buf, 1, (size_t) n, f) != (size_t) n) {
-                printf("not ok - cannot read %s\n", path);
-                exit(1);
-        }
-        fclose(f);
-        buf[n] = '\0';
-        *ret_len = (size_t) n;
-        return buf;
-}
 
 /* The window events of a stream, as the .expected file writes them. */
 typedef struct Replay {
@@ -101,7 +63,7 @@ static void replay_stream(const char *stream, size_t len, const char *want) {
                 all_ok &= ok;
                 line_buffer_done(&lb);
         }
-        check("the stored stream gives its window events, read in chunks of every size from 1 byte", all_ok);
+        test_check("the stored stream gives its window events, read in chunks of every size from 1 byte", all_ok);
 }
 
 static int event(const char *l, uint64_t *ret) {
@@ -130,73 +92,73 @@ int main(void) {
         char *stream, *expected, *big;
         int r;
 
-        stream = read_file("tests/unit/data/hyprland.events", &len);
-        expected = read_file("tests/unit/data/hyprland.expected", &(size_t) { 0 });
+        stream = test_read_source("tests/unit/data/hyprland.events", &len);
+        expected = test_read_source("tests/unit/data/hyprland.expected", &(size_t) { 0 });
         replay_stream(stream, len, expected);
         free(stream);
         free(expected);
 
         r = event("activewindowv2>>55a7c3b1e2f0", &address);
-        check("activewindowv2 names an address", r == HYPR_EVENT_FOCUS && address == 0x55a7c3b1e2f0);
+        test_check("activewindowv2 names an address", r == HYPR_EVENT_FOCUS && address == 0x55a7c3b1e2f0);
         r = event("activewindowv2>>", &address);
-        check("activewindowv2 without an address: nothing focused", r == HYPR_EVENT_FOCUS && address == 0);
+        test_check("activewindowv2 without an address: nothing focused", r == HYPR_EVENT_FOCUS && address == 0);
         r = event("activewindowv2>>,", &address);
-        check("activewindowv2>>, (older Hyprland): nothing focused", r == HYPR_EVENT_FOCUS && address == 0);
+        test_check("activewindowv2>>, (older Hyprland): nothing focused", r == HYPR_EVENT_FOCUS && address == 0);
         r = event("activewindow>>foot,activewindowv2>>1234", &address);
-        check("an event name inside another event's data is not an event", r == HYPR_EVENT_OTHER);
+        test_check("an event name inside another event's data is not an event", r == HYPR_EVENT_OTHER);
         r = event("closewindow>>ABCDEF12", &address);
-        check("closewindow names its address (upper-case hex too)", r == HYPR_EVENT_CLOSE && address == 0xabcdef12);
+        test_check("closewindow names its address (upper-case hex too)", r == HYPR_EVENT_CLOSE && address == 0xabcdef12);
         r = event("openwindow>>ff01,3,mpv,a, title, with, commas", &address);
-        check("openwindow names the address before its first comma", r == HYPR_EVENT_OPEN && address == 0xff01);
+        test_check("openwindow names the address before its first comma", r == HYPR_EVENT_OPEN && address == 0xff01);
         r = event("somefutureevent>>55a7c3b1e2f0", &address);
-        check("an unknown event is ignored", r == HYPR_EVENT_OTHER);
+        test_check("an unknown event is ignored", r == HYPR_EVENT_OTHER);
 
         /* Hostile event lines. */
         r = event("activewindowv2 55a7c3b1e2f0", &address);
-        check("a line without >> is refused", r == -EINVAL);
+        test_check("a line without >> is refused", r == -EINVAL);
         r = event("activewindowv2>>0x55a7c3b1e2f0", &address);
-        check("an event address with 0x is refused", r == -EINVAL);
+        test_check("an event address with 0x is refused", r == -EINVAL);
         r = event("activewindowv2>>55a7c3b1e2f0 ", &address);
-        check("an address with trailing bytes is refused", r == -EINVAL);
+        test_check("an address with trailing bytes is refused", r == -EINVAL);
         r = event("activewindowv2>>-1", &address);
-        check("a negative address is refused", r == -EINVAL);
+        test_check("a negative address is refused", r == -EINVAL);
         r = event("activewindowv2>>11223344556677889", &address);
-        check("an address of more than 64 bits is refused", r == -EINVAL);
+        test_check("an address of more than 64 bits is refused", r == -EINVAL);
         r = event("activewindowv2>>\xff\xfe", &address);
-        check("non-UTF-8 bytes as an address are refused", r == -EINVAL);
+        test_check("non-UTF-8 bytes as an address are refused", r == -EINVAL);
         r = hypr_event_parse("activewindowv2>>12\0" "34", 21, &address);
-        check("a NUL byte in a line is refused", r == -EINVAL);
+        test_check("a NUL byte in a line is refused", r == -EINVAL);
         r = event("activewindow>>foot,\xff\xfe\x80 title", &address);
-        check("non-UTF-8 in another event's title is ignored", r == HYPR_EVENT_OTHER);
+        test_check("non-UTF-8 in another event's title is ignored", r == HYPR_EVENT_OTHER);
 
         /* Replies. */
         r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "4242", "~ vim"), &address, &pid);
-        check("a j/activewindow reply names its address and pid",
+        test_check("a j/activewindow reply names its address and pid",
               r == 0 && address == 0x55a7c3b1e2f0 && pid == 4242);
         r = reply("{}", &address, &pid);
-        check("{}: nothing focused", r == 0 && address == 0 && pid == 0);
+        test_check("{}: nothing focused", r == 0 && address == 0 && pid == 0);
         r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "-1", "x"), &address, &pid);
-        check("pid -1 (not known) names nobody", r == 0 && address == 0x55a7c3b1e2f0 && pid == 0);
+        test_check("pid -1 (not known) names nobody", r == 0 && address == 0x55a7c3b1e2f0 && pid == 0);
         r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "4294967297", "x"), &address, &pid);
-        check("a pid above INT32_MAX names nobody", r == 0 && pid == 0);
+        test_check("a pid above INT32_MAX names nobody", r == 0 && pid == 0);
         r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "\"4242\"", "x"), &address, &pid);
-        check("a pid as text is not taken", r == 0 && pid == 0);
+        test_check("a pid as text is not taken", r == 0 && pid == 0);
         r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "4242", "\xff\xfe\x80"), &address, &pid);
-        check("non-UTF-8 in a title is tolerated", r == 0 && pid == 4242);
+        test_check("non-UTF-8 in a title is tolerated", r == 0 && pid == 4242);
         r = reply(WINDOW_JSON("55a7c3b1e2f0", "4242", "x"), &address, &pid);
-        check("a reply address without 0x is refused", r == -EINVAL);
+        test_check("a reply address without 0x is refused", r == -EINVAL);
         r = reply(WINDOW_JSON("0xzz", "4242", "x"), &address, &pid);
-        check("a reply address that is not hex is refused", r == -EINVAL);
+        test_check("a reply address that is not hex is refused", r == -EINVAL);
         r = reply("{\"address\": 12345, \"pid\": 4242}", &address, &pid);
-        check("a reply address that is not a string is refused", r == -EINVAL);
+        test_check("a reply address that is not a string is refused", r == -EINVAL);
         r = reply("{\"address\": \"0x55a7c3b1e2f0\", \"pid\": 42", &address, &pid);
-        check("a reply cut short is refused", r == -EINVAL);
+        test_check("a reply cut short is refused", r == -EINVAL);
         r = reply("{\"address\": \"0x1\", \"pid\": 1},", &address, &pid);
-        check("a reply with a trailing comma is refused", r == -EINVAL);
+        test_check("a reply with a trailing comma is refused", r == -EINVAL);
         r = reply("[{\"address\": \"0x1\", \"pid\": 1}]", &address, &pid);
-        check("a reply that is not an object is refused", r == -EINVAL);
+        test_check("a reply that is not an object is refused", r == -EINVAL);
         r = reply("ok", &address, &pid);
-        check("a reply that is not JSON is refused", r == -EINVAL);
+        test_check("a reply that is not JSON is refused", r == -EINVAL);
         {
                 size_t n = 100000;
                 char *deep = malloc(2 * n + 1);
@@ -207,7 +169,7 @@ int main(void) {
                 memset(deep + n, ']', n);
                 deep[2 * n] = '\0';
                 r = reply(deep, &address, &pid);
-                check("nesting deeper than the bound is refused", r == -EINVAL);
+                test_check("nesting deeper than the bound is refused", r == -EINVAL);
                 free(deep);
         }
         big = calloc(1, 2 * 1024 * 1024 + 1);
@@ -216,7 +178,7 @@ int main(void) {
         memset(big, ' ', 2 * 1024 * 1024);
         memcpy(big, "{}", 2);
         r = reply(big, &address, &pid);
-        check("a reply above the size bound is refused", r == -E2BIG);
+        test_check("a reply above the size bound is refused", r == -E2BIG);
         free(big);
 
         /* An event line above HYPR_LINE_MAX (64 KiB) is dropped; the next one is read. */
@@ -233,10 +195,10 @@ int main(void) {
                 memcpy(l + n, "\nactivewindowv2>>beef\n", 22);
                 line_buffer_init(&lb, 64 * 1024);
                 (void) line_buffer_feed(&lb, l, n + 22, replay_on_line, &rp);
-                check("an over-long event line is dropped and the next is read",
+                test_check("an over-long event line is dropped and the next is read",
                       rp.errors == 0 && lb.dropped == 1 && strcmp(rp.out, "focus beef\n") == 0);
                 line_buffer_done(&lb);
                 free(l);
         }
-        return failed;
+        return test_failed;
 }

@@ -17,46 +17,8 @@
 #include <string.h>
 
 #include "focus-source.h"
+#include "tests.h"
 
-/* The parser is pure; the source's socket half is not under test here. */
-void focus_set(Focus *f, pid_t pid, const char *source) {
-        (void) f, (void) pid, (void) source;
-}
-sd_event *focus_event(Focus *f) {
-        (void) f;
-        return NULL;
-}
-
-static int failed;
-
-static void check(const char *what, int ok) {
-        printf("%s - %s\n", ok ? "ok" : "not ok", what);
-        failed |= !ok;
-}
-
-static char *read_file(const char *rel, size_t *ret_len) {
-        const char *root = getenv("LATNICE_SOURCE_ROOT");
-        char path[4096];
-        FILE *f;
-        char *buf;
-        long n;
-
-        snprintf(path, sizeof(path), "%s/%s", root ? root : ".", rel);
-        f = fopen(path, "re");
-        if (!f) {
-                printf("not ok - cannot open %s\n", path);
-                exit(1);
-        }
-        if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0 ||
-            !(buf = malloc((size_t) n + 1)) || fread(buf, 1, (size_t) n, f) != (size_t) n) {
-                printf("not ok - cannot read %s\n", path);
-                exit(1);
-        }
-        fclose(f);
-        buf[n] = '\0';
-        *ret_len = (size_t) n;
-        return buf;
-}
 
 /* What the source does with a line: the focus changes it gives, repeated values collapsed as
  * focus_set() collapses them. */
@@ -105,7 +67,7 @@ static void replay_stream(const char *stream, size_t len, const pid_t *want, siz
                 line_buffer_done(&lb);
                 niri_state_done(&rp.state);
         }
-        check("the stored stream gives its focus changes, read in chunks of every size from 1 byte", all_ok);
+        test_check("the stored stream gives its focus changes, read in chunks of every size from 1 byte", all_ok);
 }
 
 static int line(NiriState *st, const char *l, pid_t *ret_pid) {
@@ -126,8 +88,8 @@ int main(void) {
         char *stream, *expected, *p, *big;
         int r, lines = 0;
 
-        stream = read_file("tests/unit/data/niri-25.11.jsonl", &len);
-        expected = read_file("tests/unit/data/niri-25.11.expected", &(size_t) { 0 });
+        stream = test_read_source("tests/unit/data/niri-25.11.jsonl", &len);
+        expected = test_read_source("tests/unit/data/niri-25.11.expected", &(size_t) { 0 });
         for (p = strtok(expected, "\n"); p && n_want < 64; p = strtok(NULL, "\n"))
                 want[n_want++] = (pid_t) atoi(p);
         replay_stream(stream, len, want, n_want);
@@ -137,54 +99,54 @@ int main(void) {
         /* One at a time, against the state. */
         r = line(&st, "{\"WindowsChanged\":{\"windows\":[{\"id\":7,\"pid\":70,\"is_focused\":false},"
                       "{\"id\":8,\"pid\":80,\"is_focused\":true}]}}", &pid);
-        check("WindowsChanged names its focused window", r == 1 && pid == 80);
+        test_check("WindowsChanged names its focused window", r == 1 && pid == 80);
         r = line(&st, "{\"WindowFocusChanged\":{\"id\":null}}", &pid);
-        check("focus to nothing names nobody", r == 1 && pid == 0);
+        test_check("focus to nothing names nobody", r == 1 && pid == 0);
         r = line(&st, "{\"WindowFocusChanged\":{\"id\":7}}", &pid);
-        check("focus by id names the window's pid", r == 1 && pid == 70);
+        test_check("focus by id names the window's pid", r == 1 && pid == 70);
         r = line(&st, "{\"WindowClosed\":{\"id\":8}}", &pid);
-        check("closing a window without the focus changes nothing", r == 0);
+        test_check("closing a window without the focus changes nothing", r == 0);
         r = line(&st, "{\"WindowClosed\":{\"id\":7}}", &pid);
-        check("closing the focused window: nobody has it", r == 1 && pid == 0);
+        test_check("closing the focused window: nobody has it", r == 1 && pid == 0);
         r = line(&st, "{\"WindowFocusChanged\":{\"id\":7}}", &pid);
-        check("a closed window's id names nobody", r == 1 && pid == 0);
+        test_check("a closed window's id names nobody", r == 1 && pid == 0);
         r = line(&st, "{\"WindowFocusChanged\":{\"id\":99}}", &pid);
-        check("an unknown id names nobody", r == 1 && pid == 0);
+        test_check("an unknown id names nobody", r == 1 && pid == 0);
         r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":9,\"pid\":null,\"is_focused\":true}}}", &pid);
-        check("a window without a pid (a portal's) names nobody", r == 1 && pid == 0);
+        test_check("a window without a pid (a portal's) names nobody", r == 1 && pid == 0);
         r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":9,\"pid\":90,\"is_focused\":true}}}", &pid);
-        check("a window's pid learnt later is taken", r == 1 && pid == 90);
+        test_check("a window's pid learnt later is taken", r == 1 && pid == 90);
         r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":9,\"pid\":90,\"is_focused\":false}}}", &pid);
-        check("the focused window saying it lost the focus: nobody has it", r == 1 && pid == 0);
+        test_check("the focused window saying it lost the focus: nobody has it", r == 1 && pid == 0);
         r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":10,\"pid\":4294967297,\"is_focused\":true}}}",
                  &pid);
-        check("a pid above INT32_MAX names nobody", r == 1 && pid == 0);
+        test_check("a pid above INT32_MAX names nobody", r == 1 && pid == 0);
         r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":11,\"pid\":\"1234\",\"is_focused\":true}}}",
                  &pid);
-        check("a pid as text is not taken", r == 1 && pid == 0);
+        test_check("a pid as text is not taken", r == 1 && pid == 0);
         r = line(&st, "{\"WindowFocusChanged\":{\"id\":9}}", &pid);
-        check("back to a known window", r == 1 && pid == 90);
+        test_check("back to a known window", r == 1 && pid == 90);
 
         /* Hostile lines: refused, and the focus stays what it was. */
         r = line(&st, "{\"WindowFocusChanged\":{\"id\":8", &pid);
-        check("broken JSON is refused", r == -EINVAL);
+        test_check("broken JSON is refused", r == -EINVAL);
         r = line(&st, "{\"WindowFocusChanged\":{\"id\":7}}{\"WindowFocusChanged\":{\"id\":8}}", &pid);
-        check("two values on one line are refused", r == -EINVAL);
+        test_check("two values on one line are refused", r == -EINVAL);
         r = niri_state_line(&st, "{\"WindowFocusChanged\":{\"id\":7}}\0x", 33, &pid);
-        check("a NUL byte in a line is refused", r == -EINVAL);
+        test_check("a NUL byte in a line is refused", r == -EINVAL);
         r = line(&st, "{\"WindowFocusChanged\":{\"id\":-1}}", &pid);
-        check("a negative id is refused", r == -EINVAL);
+        test_check("a negative id is refused", r == -EINVAL);
         r = line(&st, "{\"WindowFocusChanged\":{\"id\":7},\"WindowClosed\":{\"id\":9}}", &pid);
-        check("an event with two names is refused", r == -EINVAL);
+        test_check("an event with two names is refused", r == -EINVAL);
         r = line(&st, "[\"WindowFocusChanged\",7]", &pid);
-        check("not an object", r == -EINVAL);
+        test_check("not an object", r == -EINVAL);
         r = line(&st, "{\"WindowsChanged\":{\"windows\":{\"id\":1}}}", &pid);
-        check("windows that are not a list are refused", r == -EINVAL);
+        test_check("windows that are not a list are refused", r == -EINVAL);
         r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":12,\"title\":\"\xff\xfe\x80\",\"pid\":120,"
                       "\"is_focused\":true}}}", &pid);
-        check("non-UTF-8 in a title is tolerated", r == 1 && pid == 120);
+        test_check("non-UTF-8 in a title is tolerated", r == 1 && pid == 120);
         r = line(&st, "{\"WindowFocusChanged\":{\"id\":9}}", &pid);
-        check("the hostile lines left the windows as they were", r == 1 && pid == 90);
+        test_check("the hostile lines left the windows as they were", r == 1 && pid == 90);
         {
                 size_t n = 100000;
                 char *deep = malloc(2 * n + 1);
@@ -195,15 +157,15 @@ int main(void) {
                 memset(deep + n, ']', n);
                 deep[2 * n] = '\0';
                 r = line(&st, deep, &pid);
-                check("nesting deeper than the bound is refused", r == -EINVAL);
+                test_check("nesting deeper than the bound is refused", r == -EINVAL);
                 free(deep);
         }
         r = line(&st, "{\"SomeLaterEvent\":{\"id\":9}}", &pid);
-        check("an unknown event is ignored", r == 0);
+        test_check("an unknown event is ignored", r == 0);
         r = line(&st, "{\"Ok\":\"Handled\"}", &pid);
-        check("the reply to EventStream is no focus change", r == 0);
+        test_check("the reply to EventStream is no focus change", r == 0);
         r = line(&st, "{\"Err\":\"unknown request\"}", &pid);
-        check("niri refusing the request is said", r == -EPROTO);
+        test_check("niri refusing the request is said", r == -EPROTO);
         niri_state_done(&st);
 
         /* More windows than kept: the focused one is still named; ids past the cap name nobody. */
@@ -219,19 +181,19 @@ int main(void) {
                                                  i ? "," : "", i + 1, 10000 + i, i == n - 10 ? "true" : "false");
                 off += (size_t) snprintf(l + off, cap - off, "]}}");
                 r = niri_state_line(&st, l, off, &pid);
-                check("a windows list beyond the cap: the focused window past the cap is named",
+                test_check("a windows list beyond the cap: the focused window past the cap is named",
                       r == 1 && pid == (pid_t) (10000 + n - 10));
-                check("a windows list beyond the cap: NIRI_WINDOWS_MAX kept, the rest counted",
+                test_check("a windows list beyond the cap: NIRI_WINDOWS_MAX kept, the rest counted",
                       st.n_windows == NIRI_WINDOWS_MAX && st.over_cap == 1000);
                 r = line(&st, "{\"WindowFocusChanged\":{\"id\":5}}", &pid);
-                check("a window within the cap is named", r == 1 && pid == 10004);
+                test_check("a window within the cap is named", r == 1 && pid == 10004);
                 snprintf(l, cap, "{\"WindowFocusChanged\":{\"id\":%zu}}", n - 5);
                 r = line(&st, l, &pid);
-                check("a window past the cap names nobody", r == 1 && pid == 0);
+                test_check("a window past the cap names nobody", r == 1 && pid == 0);
                 snprintf(l, cap, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":%zu,\"pid\":5,\"is_focused\":true}}}",
                          n + 1);
                 r = line(&st, l, &pid);
-                check("a window opened with the map full is still focused, not kept",
+                test_check("a window opened with the map full is still focused, not kept",
                       r == 1 && pid == 5 && st.n_windows == NIRI_WINDOWS_MAX);
                 free(l);
                 niri_state_done(&st);
@@ -250,8 +212,8 @@ int main(void) {
         (void) line_buffer_feed(&lb, big, 5000, count_on_line, &lines);
         (void) line_buffer_feed(&lb, "\nthird", 6, count_on_line, &lines);
         (void) line_buffer_feed(&lb, "\n", 1, count_on_line, &lines);
-        check("over-long lines are dropped whole and the stream goes on", lines == 3 && lb.dropped == 2);
-        check("the buffer never grew above its bound", lb.cap <= 1024);
+        test_check("over-long lines are dropped whole and the stream goes on", lines == 3 && lb.dropped == 2);
+        test_check("the buffer never grew above its bound", lb.cap <= 1024);
         line_buffer_done(&lb);
         free(big);
         {
@@ -263,8 +225,8 @@ int main(void) {
                         return 1;
                 memset(l, ' ', n);
                 r = niri_state_line(&st, l, n, &pid);
-                check("a line above the size bound is refused", r == -E2BIG);
+                test_check("a line above the size bound is refused", r == -E2BIG);
                 free(l);
         }
-        return failed;
+        return test_failed;
 }
