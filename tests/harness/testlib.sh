@@ -37,6 +37,9 @@ work_cleanup() {
         rm -rf -- "$WORK"
 }
 
+# A command as nobody inside (no session, no group).
+as_nobody() { in_ setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
 # Runs a command inside, from / : the caller's directory may be below the
 # host's /tmp, which the container does not share.
 in_() { (cd / && "$L" exec "$NAME" "$@"); }

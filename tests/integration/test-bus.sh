@@ -24,12 +24,6 @@ IN=/run/latnice-bus-test # WORK as seen inside
 PY=/usr/bin/python3
 
 . "$HERE/../harness/testlib.sh"
-check() { # check DESCRIPTION CMD...
-        local what=$1
-        shift
-        if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi
-}
-as_nobody() { in_ setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 # Never a polkit password prompt, even when run from a terminal.
 exec </dev/null
@@ -41,16 +35,7 @@ command -v busctl >/dev/null || { echo "SKIP: busctl is missing"; exit 77; }
 [[ -x /usr/lib/polkit-1/polkitd ]] || { echo "SKIP: polkitd is not installed (apt-get install polkitd)"; exit 77; }
 $PY -c 'import dbus' 2>/dev/null || { echo "SKIP: python3-dbus is missing"; exit 77; }
 
-WORK=$(mktemp -d /tmp/latnice-bus-test.XXXXXX) || exit 1
-chmod 755 "$WORK"
-cleanup() {
-        if [[ $started == 1 && -d $STATE ]]; then
-                "$L" stop "$NAME" --kill >/dev/null 2>&1
-        fi
-        rm -rf -- "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+make_work latnice-bus-test
 
 # --- what the container gets ------------------------------------------------------------------
 mkdir -p "$WORK/root/etc/latnice.d" "$WORK/profiles" "$WORK/policy" "$WORK/actions" "$WORK/polkit-rules"

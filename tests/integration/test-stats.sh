@@ -29,12 +29,6 @@ IN=/run/latnice-stats-test
 PY=/usr/bin/python3
 
 . "$HERE/../harness/testlib.sh"
-check() { # check DESCRIPTION CMD...
-        local what=$1
-        shift
-        if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi
-}
-as_nobody() { in_ setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 exec </dev/null
 [[ $EUID == 0 ]] || { echo "SKIP: needs root (contained systemd, BPF)"; exit 77; }
@@ -48,16 +42,7 @@ $PY -c 'import dbus' 2>/dev/null || { echo "SKIP: python3-dbus is missing"; exit
 SAN=0
 grep -q __asan_init "$LATNICED_BIN" && SAN=1
 
-WORK=$(mktemp -d /tmp/latnice-stats-test.XXXXXX) || exit 1
-chmod 755 "$WORK"
-cleanup() {
-        if [[ $started == 1 && -d $STATE ]]; then
-                "$L" stop "$NAME" --kill >/dev/null 2>&1
-        fi
-        rm -rf -- "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+make_work latnice-stats-test
 
 mkdir -p "$WORK/root/etc/latnice.d" "$WORK/policy" "$WORK/actions" "$WORK/polkit-rules" "$WORK/bin" "$WORK/san"
 cp "$LATNICED_BIN" "$WORK/bin/latniced"

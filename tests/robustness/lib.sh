@@ -35,7 +35,6 @@ check() { # check DESCRIPTION CMD...: CMD's output is kept out of the log
 }
 note() { echo "     $*"; }
 skip_test() { echo "SKIP: $*"; exit 77; }
-as_nobody() { in_ setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 exec </dev/null
 [[ $EUID == 0 ]] || skip_test "needs root (contained systemd, BPF, sched_setattr on other users' tasks)"
