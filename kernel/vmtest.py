@@ -648,6 +648,18 @@ kill $MP 2>/dev/null
 sed 's/^/LATNICED: /' /tmp/latniced.log | grep -v 'LATNICED: .*debug' | head -n 200
 grep -E 'Backend|sched-ext|eevdf' /tmp/monitor.log | sed 's/^/DBUS-MONITOR: /' | head -n 20
 sed 's/^/SCX_SIMPLE: /' /tmp/scx.log | tail -n 5
+
+# ---- scx_latnice, latnice's own BPF scheduler (scheduler/) ----------------------------------------
+if [ -x /bin/scx_latnice ]; then
+    /bin/lnscx /bin/scx_latnice @SCX_PHASE_MS@
+    # The kernel says why it disabled a scheduler: "unregistered from user space" is the loader's stop;
+    # anything else (a runnable task stall: the watchdog; an error) is an ejection.
+    dmesg | grep 'sched_ext' | sed 's/^/DMESG: /' | tail -n 10
+    check scx-latnice-dmesg "the kernel disabled latnice for another reason: $(dmesg | grep 'BPF scheduler "latnice" disabled' | tr '\n' '|')" \
+        eval "dmesg | grep -q 'BPF scheduler \"latnice\" disabled (unregistered from user space)' && ! dmesg | grep 'BPF scheduler \"latnice\" disabled' | grep -vq 'unregistered from user space'"
+else
+    echo "LNTEST SKIP scx-latnice: scx_latnice not given (vmtest.py --scx-latnice; meson builds it when it can)"
+fi
 echo "LNTEST END"
 sync
 reboot -f
@@ -709,10 +721,13 @@ def make_initramfs(series, args, rundir, logfile, scx_tool=None):
             raise Skip("the sched_ext check needs --latniced, --latnicectl, dbus-daemon and dbus-monitor")
         c.add_program(monitor, "/usr/bin/dbus-monitor")
         c.add_program(scx_tool, "/bin/scx_simple")
+        if args.scx_latnice:
+            c.add_program(args.scx_latnice, "/bin/scx_latnice")
         template = SCX_INIT
     init = (template.replace("@MOUNTS@", VM_MOUNTS).replace("@SERIES@", series)
             .replace("@BENCH@", "1" if args.bench else "0")
-            .replace("@BENCH_ARGS@", args.bench_args))
+            .replace("@BENCH_ARGS@", args.bench_args)
+            .replace("@SCX_PHASE_MS@", str(args.scx_phase_ms)))
     c.file("init", init.encode())
     path = os.path.join(rundir, "initramfs.cpio.gz")
     with open(path, "wb") as f:
@@ -841,6 +856,9 @@ def main():
     ap.add_argument("--bench-args", default="", help="options for lnbench in the VM")
     ap.add_argument("--latniced", help="latniced binary to copy into the VM and check")
     ap.add_argument("--latnicectl", help="latnicectl binary to copy into the VM")
+    ap.add_argument("--scx-latnice", help="scx_latnice (scheduler/) to check in the scx-6.12 VM")
+    ap.add_argument("--scx-phase-ms", type=int, default=3000,
+                    help="length of each measuring phase of the scx_latnice checks")
     ap.add_argument("--keep-work", action="store_true",
                     help="keep the run directory (initramfs, console log) after success")
     ap.add_argument("--allow-offset", action="store_true",
@@ -853,11 +871,11 @@ def main():
     args = ap.parse_args()
     if args.timeout is None:
         args.timeout = 1200 if args.bench else 600
-    for opt in ("latniced", "latnicectl"):
+    for opt in ("latniced", "latnicectl", "scx_latnice"):
         path = getattr(args, opt)
         if path:
             if not os.access(path, os.X_OK):
-                print("vmtest: --%s %s is not an executable" % (opt, path))
+                print("vmtest: --%s %s is not an executable" % (opt.replace("_", "-"), path))
                 return 2
             setattr(args, opt, os.path.abspath(path))
 
