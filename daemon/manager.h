@@ -47,6 +47,7 @@ typedef struct ManagerOptions {
         bool no_bus;
         bool no_realtime;
         bool stats_fail;     /* --test-stats-fail: the stats program never attaches */
+        char *scx_latnice;   /* --scx-latnice: the loader Scheduler=latnice runs (default LATNICE_SCX_LATNICE) */
 } ManagerOptions;
 
 typedef struct ScanEntry {
@@ -115,6 +116,7 @@ struct Manager {
         struct ManagerForeground *foreground_state; /* manager-foreground.c */
         struct ManagerStats *stats_state; /* manager-stats.c */
         struct ManagerScx *scx_state;     /* manager-scx.c, NULL on a kernel without sched_ext */
+        struct ManagerScheduler *scheduler_state; /* manager-scheduler.c, NULL unless Scheduler=latnice */
         ManagerOptions options;
         ManagerHooks hooks;
 

@@ -657,6 +657,35 @@ if [ -x /bin/scx_latnice ]; then
     dmesg | grep 'sched_ext' | sed 's/^/DMESG: /' | tail -n 10
     check scx-latnice-dmesg "the kernel disabled latnice for another reason: $(dmesg | grep 'BPF scheduler "latnice" disabled' | tr '\n' '|')" \
         eval "dmesg | grep -q 'BPF scheduler \"latnice\" disabled (unregistered from user space)' && ! dmesg | grep 'BPF scheduler \"latnice\" disabled' | grep -vq 'unregistered from user space'"
+    # ---- latniced runs it: [Daemon] Scheduler=latnice, at the path this latniced reads ----
+    if [ -n "@LATNICED_CONF@" ]; then
+        mkdir -p "$(dirname @LATNICED_CONF@)"
+        printf '[Daemon]\nScheduler=latnice\n' > @LATNICED_CONF@
+        /usr/bin/latniced --log-level debug --scx-latnice=/bin/scx_latnice > /tmp/latniced.log 2>&1 &
+        LP=$!
+        eventually 60 is_state enabled
+        check latniced-scheduler-enabled "state $(state), ops $(cat /sys/kernel/sched_ext/root/ops 2>/dev/null) 60 s after latniced started with Scheduler=latnice" \
+            eval "is_state enabled && [ \"\$(cat /sys/kernel/sched_ext/root/ops)\" = latnice ]"
+        eventually 10 in_status 'Backend: sched-ext:latnice'
+        check latniced-backend-latnice "latnicectl status: $(latnicectl status 2>&1 | grep -i 'backend\|note' | tr '\n' '|')" \
+            eval "in_status 'Backend: sched-ext:latnice' && ! in_status 'not honoured'"
+        /bin/lntest-target 600 &
+        D=$!
+        eventually 20 not_slice $D $BASE
+        check latniced-scheduler-apply "a target started under scx_latnice has slice $(slice $D), expected $VAL" has_slice $D $VAL
+        latnicectl status 2>&1 | sed 's/^/LATNICECTL-LATNICE: /'
+        kill $LP
+        wait $LP
+        eventually 30 is_state disabled
+        check latniced-scheduler-stopped "state $(state) after latniced stopped" is_state disabled
+        check latniced-scheduler-log "latniced's log does not say it started and stopped scx_latnice" \
+            eval "in_log 'Scheduler=latnice: started /bin/scx_latnice' && in_log 'exited with status 0: stopped with latniced'"
+        sed 's/^/LATNICED-SCHEDULER: /' /tmp/latniced.log | grep -v 'debug\|libbpf' | grep -i 'sched\|backend\|fair' | head -n 40
+        kill $D 2>/dev/null
+        rm -f @LATNICED_CONF@
+    else
+        echo "LNTEST SKIP latniced-scheduler: where this latniced reads latniced.conf was not found in it"
+    fi
 else
     echo "LNTEST SKIP scx-latnice: scx_latnice not given (vmtest.py --scx-latnice; meson builds it when it can)"
 fi
@@ -679,6 +708,15 @@ DBUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configu
   </policy>
 </busconfig>
 """
+
+
+def latniced_conf_path(latniced):
+    """Where this latniced binary reads latniced.conf (its build's sysconfdir): "" if not found."""
+    if not latniced:
+        return ""
+    with open(latniced, "rb") as f:
+        m = re.search(rb"\0(/[\x21-\x7e]*/latnice/latniced\.conf)\0", f.read())
+    return m.group(1).decode() if m else ""
 
 
 def make_initramfs(series, args, rundir, logfile, scx_tool=None):
@@ -727,7 +765,8 @@ def make_initramfs(series, args, rundir, logfile, scx_tool=None):
     init = (template.replace("@MOUNTS@", VM_MOUNTS).replace("@SERIES@", series)
             .replace("@BENCH@", "1" if args.bench else "0")
             .replace("@BENCH_ARGS@", args.bench_args)
-            .replace("@SCX_PHASE_MS@", str(args.scx_phase_ms)))
+            .replace("@SCX_PHASE_MS@", str(args.scx_phase_ms))
+            .replace("@LATNICED_CONF@", latniced_conf_path(args.latniced)))
     c.file("init", init.encode())
     path = os.path.join(rundir, "initramfs.cpio.gz")
     with open(path, "wb") as f:
