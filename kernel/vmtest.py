@@ -657,6 +657,31 @@ if [ -x /bin/scx_latnice ]; then
     dmesg | grep 'sched_ext' | sed 's/^/DMESG: /' | tail -n 10
     check scx-latnice-dmesg "the kernel disabled latnice for another reason: $(dmesg | grep 'BPF scheduler "latnice" disabled' | tr '\n' '|')" \
         eval "dmesg | grep -q 'BPF scheduler \"latnice\" disabled (unregistered from user space)' && ! dmesg | grep 'BPF scheduler \"latnice\" disabled' | grep -vq 'unregistered from user space'"
+    # ---- the benchmark: lnbench's loads under the fair class and under scx_latnice, one boot ----
+    # Values as latniced gives them here (custom slices, -m slice). Per load the two run in the
+    # order fair, latnice, latnice, fair, so that a drift over the boot hits both alike.
+    if [ "@BENCH@" = 1 ]; then
+        ok=1
+        for load in light heavy; do
+            if [ $load = light ]; then a="@BENCH_ARGS@"; else a="-g 4 @BENCH_ARGS@"; fi
+            for k in 1 2 3 4; do
+                if [ $k = 2 ] || [ $k = 3 ]; then
+                    /bin/scx_latnice > /tmp/scx-bench.log 2>&1 &
+                    SB=$!
+                    eventually 60 is_state enabled || ok=0
+                    /bin/lnbench -m slice -n "latnice-$load-$k" $a || ok=0
+                    kill -INT $SB
+                    wait $SB
+                    eventually 30 is_state disabled || ok=0
+                    sed 's/^/SCX_LATNICE: /' /tmp/scx-bench.log | tail -n 1
+                else
+                    /bin/lnbench -m slice -n "fair-$load-$k" $a || ok=0
+                fi
+            done
+        done
+        if [ $ok = 1 ]; then pass bench; else fail bench "an lnbench run or a scheduler switch failed"; fi
+    fi
+
     # ---- latniced runs it: [Daemon] Scheduler=latnice, at the path this latniced reads ----
     if [ -n "@LATNICED_CONF@" ]; then
         mkdir -p "$(dirname @LATNICED_CONF@)"
