@@ -521,6 +521,15 @@ int main(int argc, char **argv)
 	       get_slice(per[1]), slice_of(-20), get_slice(per[0]), base_slice);
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
 		printf("SCX_LATNICE: %s\n", line);
+
+	/* ---- killed outright: the BPF link dies with the loader, the tasks go back all the same ---- */
+	sched = start_scheduler(argv[1]);
+	ok = wait_scx("enabled", "latnice", 30);
+	kill(sched, SIGKILL);
+	waitpid(sched, NULL, 0);
+	result(ok && wait_scx("disabled", NULL, 30) && count_on_ext(&total) == 0, "scx-latnice-sigkill-fair",
+	       "attached again (%s), then SIGKILL to the loader: state %s, every task back in the fair class",
+	       ok ? "yes" : "no", scx_is("disabled", NULL) ? "disabled" : "not disabled");
 	kill(t19, SIGKILL);
 	waitpid(t19, NULL, 0);
 out:
