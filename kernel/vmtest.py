@@ -875,7 +875,7 @@ def run_vm_once(cmd, args, console, echo, grace_after_end):
 
 def boot(qemu, image, initrd, args, rundir):
     console = os.path.join(rundir, "console.log")
-    cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", "2",
+    cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", str(args.smp),
            "-kernel", image, "-initrd", initrd,
            "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"]
     lines, timed_out = run_vm(cmd, args, console)
@@ -920,6 +920,7 @@ def main():
     ap.add_argument("--bench-args", default="", help="options for lnbench in the VM")
     ap.add_argument("--latniced", help="latniced binary to copy into the VM and check")
     ap.add_argument("--latnicectl", help="latnicectl binary to copy into the VM")
+    ap.add_argument("--smp", type=int, default=2, help="virtual CPUs of the VM (default 2)")
     ap.add_argument("--scx-latnice", help="scx_latnice (scheduler/) to check in the scx-6.12 VM")
     ap.add_argument("--scx-phase-ms", type=int, default=3000,
                     help="length of each measuring phase of the scx_latnice checks")
