@@ -58,6 +58,7 @@ static void help(void) {
                "     --scan-interval=MS  period of the proc-scan source\n"
                "     --no-bus            do not connect to the system bus\n"
                "     --no-realtime       handle exec events as a normal task, not SCHED_FIFO\n"
+               "     --scx-latnice=PATH  the scx_latnice that Scheduler=latnice runs (default " LATNICE_SCX_LATNICE ")\n"
                "     --log-level=LEVEL   err, warning, notice, info (default), debug\n",
                LATNICE_VENDOR_RULE_DIR, LATNICE_STATE_DIR);
 }
@@ -76,6 +77,7 @@ static int parse_argv(int argc, char **argv) {
                 ARG_NO_REALTIME,
                 ARG_LOG_LEVEL,
                 ARG_TEST_STATS_FAIL,
+                ARG_SCX_LATNICE,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -91,6 +93,7 @@ static int parse_argv(int argc, char **argv) {
                 { "no-bus", no_argument, NULL, ARG_NO_BUS },
                 { "no-realtime", no_argument, NULL, ARG_NO_REALTIME },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "scx-latnice", required_argument, NULL, ARG_SCX_LATNICE },
                 /* Tests only: the statistics take the path of a kernel where nothing attaches. */
                 { "test-stats-fail", no_argument, NULL, ARG_TEST_STATS_FAIL },
                 {}
@@ -152,6 +155,11 @@ static int parse_argv(int argc, char **argv) {
                         break;
                 case ARG_NO_REALTIME:
                         arg_options.no_realtime = true;
+                        break;
+                case ARG_SCX_LATNICE:
+                        if (optarg[0] != '/')
+                                return log_error_errno(-EINVAL, "--scx-latnice= needs an absolute path.");
+                        arg_options.scx_latnice = optarg;
                         break;
                 case ARG_LOG_LEVEL:
                         l = log_level_from_string(optarg);

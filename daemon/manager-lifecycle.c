@@ -19,6 +19,7 @@
 #include "manager-decide.h"
 #include "manager-lifecycle.h"
 #include "manager-rules.h"
+#include "manager-scheduler.h"
 #include "manager-scx.h"
 #include "manager-sources.h"
 #include "manager-stats.h"
@@ -32,6 +33,7 @@ static void options_done(ManagerOptions *o) {
         free(o->profile);
         free(o->profile_dir);
         free(o->state_dir);
+        free(o->scx_latnice);
 }
 
 Manager *manager_free(Manager *m) {
@@ -42,6 +44,7 @@ Manager *manager_free(Manager *m) {
         /* Before the bus layer goes: callers waiting for a collection hear that it was dropped. */
         manager_stats_free(m);
         bus_link_layers_down(m);
+        manager_scheduler_free(m);
         manager_scx_free(m);
         if (m->hooks.units_free)
                 m->hooks.units_free(m);
@@ -104,9 +107,11 @@ int manager_new(const ManagerOptions *o, const ManagerHooks *hooks, Manager **re
         if (hooks)
                 m->hooks = *hooks;
         m->options.root = m->options.profile = m->options.profile_dir = m->options.state_dir = NULL;
+        m->options.scx_latnice = NULL;
         if (strdup_opt(o->root, &m->options.root) < 0 || strdup_opt(o->profile, &m->options.profile) < 0 ||
             strdup_opt(o->profile_dir, &m->options.profile_dir) < 0 ||
-            strdup_opt(o->state_dir, &m->options.state_dir) < 0)
+            strdup_opt(o->state_dir, &m->options.state_dir) < 0 ||
+            strdup_opt(o->scx_latnice, &m->options.scx_latnice) < 0)
                 return -ENOMEM;
         if (m->options.scan_interval_usec == 0)
                 m->options.scan_interval_usec = 1000 * 1000;
@@ -254,6 +259,8 @@ int manager_start(Manager *m) {
         r = manager_scx_start(m);
         if (r < 0)
                 return r;
+        /* After: the first uevent of the scheduler we start is then followed. */
+        (void) manager_scheduler_start(m);
 
         manager_setup_realtime(m);
 

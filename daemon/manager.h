@@ -52,6 +52,7 @@ typedef struct ManagerOptions {
         bool no_bus;
         bool no_realtime;
         bool stats_fail;     /* --test-stats-fail: the stats program never attaches */
+        char *scx_latnice;   /* --scx-latnice: the loader Scheduler=latnice runs (default LATNICE_SCX_LATNICE) */
 } ManagerOptions;
 
 typedef struct ScanEntry {
@@ -123,6 +124,7 @@ struct Manager {
         struct ManagerScx *scx_state;     /* manager-scx.c, NULL on a kernel without sched_ext */
         /* What Backend and BackendReason read; NULL: the probe's (manager-scx.c points them at its own). */
         const char *backend, *backend_reason;
+        struct ManagerScheduler *scheduler_state; /* manager-scheduler.c, NULL unless Scheduler=latnice */
         ManagerOptions options;
         ManagerHooks hooks;
 

@@ -814,6 +814,17 @@ static int config_foreground(ConfigContext *c, const char *key, const char *valu
         return 1;
 }
 
+const char *daemon_scheduler_to_string(DaemonScheduler s) {
+        switch (s) {
+        case DAEMON_SCHEDULER_NONE:
+                return "none";
+        case DAEMON_SCHEDULER_LATNICE:
+                return "latnice";
+        default:
+                return NULL;
+        }
+}
+
 static int config_handler(void *userdata, const char *section, const char *key, const char *value) {
         ConfigContext *c = userdata;
 
@@ -833,6 +844,13 @@ static int config_handler(void *userdata, const char *section, const char *key, 
                 c->config->profile = isempty(value) ? NULL : strdup(value);
                 if (!isempty(value) && !c->config->profile)
                         c->oom = -ENOMEM;
+        } else if (strcmp(key, "Scheduler") == 0) {
+                if (isempty(value) || strcmp(value, "none") == 0)
+                        c->config->scheduler = DAEMON_SCHEDULER_NONE;
+                else if (strcmp(value, "latnice") == 0)
+                        c->config->scheduler = DAEMON_SCHEDULER_LATNICE;
+                else
+                        config_error(c, "Scheduler=%s is not one of none, latnice", value);
         } else
                 config_error(c, "unknown key '%s'", key);
         return c->oom < 0 ? 0 : 1;

@@ -148,8 +148,18 @@ bool rule_set_needs_cmdline(const RuleSet *s);
  * Reads the daemon's own settings file ([Daemon] and [Foreground] sections). Unknown keys are
  * errors. Missing file is not an error: defaults stay.
  */
+/* [Daemon] Scheduler=: a sched_ext scheduler latniced starts and stops. */
+typedef enum DaemonScheduler {
+        DAEMON_SCHEDULER_NONE,    /* "none" or empty: the default */
+        DAEMON_SCHEDULER_LATNICE, /* "latnice": scx_latnice (scheduler/) */
+        _DAEMON_SCHEDULER_MAX,
+} DaemonScheduler;
+
+const char *daemon_scheduler_to_string(DaemonScheduler s);
+
 typedef struct DaemonConfig {
         char *profile;
+        DaemonScheduler scheduler;
         /* [Foreground] */
         bool foreground;           /* LatencyNice= is set: the boost is on */
         int foreground_latency_nice;

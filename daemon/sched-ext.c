@@ -94,6 +94,8 @@ int scx_backend_string(const ScxStatus *s, const char *base, char *buf, size_t s
 
         if (!scx_in_charge(s))
                 return snprintf(buf, size, "%s", base);
+        if (s->state == SCX_ENABLED && strcmp(s->name, SCX_LATNICE_NAME) == 0)
+                return snprintf(buf, size, "%s", SCX_LATNICE_BACKEND);
         return snprintf(buf, size, SCX_BACKEND_PREFIX "%s%s (%s" SCX_NOT_HONOURED ")", s->name[0] ? ":" : "",
                         s->name, when);
 }
@@ -107,6 +109,12 @@ bool sched_ext_note(const char *backend, char *buf, size_t size) {
                 buf[0] = 0;
         if (!backend || strncmp(backend, SCX_BACKEND_PREFIX, k) != 0)
                 return false;
+        if (strcmp(backend, SCX_LATNICE_BACKEND) == 0) {
+                snprintf(buf, size,
+                         "latnice's own BPF scheduler (sched_ext: latnice, scx_latnice) runs the tasks: it reads "
+                         "the values latniced sets and honours them.");
+                return true;
+        }
         p = backend + k;
         if (*p != ':' && *p != ' ')
                 return false;

@@ -48,12 +48,17 @@ bool scx_in_charge(const ScxStatus *s);
 /* What the backend reads as, after the "sched-ext:" prefix when scx_in_charge. */
 #define SCX_BACKEND_PREFIX "sched-ext"
 #define SCX_NOT_HONOURED "latency nice not honoured"
+/* latnice's own BPF scheduler (scheduler/scx_latnice): root/ops "latnice", and it honours the values. */
+#define SCX_LATNICE_NAME "latnice"
+#define SCX_LATNICE_BACKEND SCX_BACKEND_PREFIX ":" SCX_LATNICE_NAME
 
 /*
  * The Backend property's value: base (the fair class's backend,
  * "eevdf-slice") unless a BPF scheduler is in charge, then e.g.
  * "sched-ext:lavd (latency nice not honoured)"; ("enabling; ...",
- * "disabling; ..." while it changes). Returns snprintf()'s count.
+ * "disabling; ..." while it changes). scx_latnice, once enabled, is
+ * "sched-ext:latnice": it reads the values latniced sets. Returns
+ * snprintf()'s count.
  */
 int scx_backend_string(const ScxStatus *s, const char *base, char *buf, size_t size);
 

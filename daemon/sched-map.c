@@ -6,16 +6,7 @@
 #include "sched-map.h"
 
 /* The kernel's sched_prio_to_weight[] (kernel/sched/core.c), nice -20..19. */
-static const uint32_t prio_to_weight[LATNICE_WIDTH] = {
-        /* -20 */ 88761, 71755, 56483, 46273, 36291,
-        /* -15 */ 29154, 23254, 18705, 14949, 11916,
-        /* -10 */ 9548,  7620,  6100,  4904,  3906,
-        /*  -5 */ 3121,  2501,  1991,  1586,  1277,
-        /*   0 */ 1024,  820,   655,   526,   423,
-        /*   5 */ 335,   272,   215,   172,   137,
-        /*  10 */ 110,   87,    70,    56,    45,
-        /*  15 */ 36,    29,    23,    18,    15,
-};
+static const uint32_t prio_to_weight[LATNICE_WIDTH] = LATNICE_PRIO_TO_WEIGHT;
 
 static const char * const backend_table[_BACKEND_MAX] = {
         [BACKEND_NONE] = "none",
@@ -74,8 +65,7 @@ uint64_t latnice_to_slice_ns(int latency_nice, uint64_t base_slice_ns) {
                 latency_nice = LATNICE_MIN;
         if (latency_nice > LATNICE_MAX)
                 latency_nice = LATNICE_MAX;
-        /* base is at most a few 100 ms: base * 1024 cannot overflow */
-        return clamp_slice(base_slice_ns * 1024 / prio_to_weight[LATNICE_TO_PRIO(latency_nice)]);
+        return latnice_slice_of_weight(base_slice_ns, prio_to_weight[LATNICE_TO_PRIO(latency_nice)]);
 }
 
 /* The slice ln stands for, with ln 0 as the default slice itself. */

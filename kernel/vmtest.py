@@ -648,6 +648,72 @@ kill $MP 2>/dev/null
 sed 's/^/LATNICED: /' /tmp/latniced.log | grep -v 'LATNICED: .*debug' | head -n 200
 grep -E 'Backend|sched-ext|eevdf' /tmp/monitor.log | sed 's/^/DBUS-MONITOR: /' | head -n 20
 sed 's/^/SCX_SIMPLE: /' /tmp/scx.log | tail -n 5
+
+# ---- scx_latnice, latnice's own BPF scheduler (scheduler/) ----------------------------------------
+if [ -x /bin/scx_latnice ]; then
+    /bin/lnscx /bin/scx_latnice @SCX_PHASE_MS@
+    # The kernel says why it disabled a scheduler: "unregistered from user space" is the loader's stop;
+    # anything else (a runnable task stall: the watchdog; an error) is an ejection.
+    dmesg | grep 'sched_ext' | sed 's/^/DMESG: /' | tail -n 10
+    check scx-latnice-dmesg "the kernel disabled latnice for another reason: $(dmesg | grep 'BPF scheduler "latnice" disabled' | tr '\n' '|')" \
+        eval "dmesg | grep -q 'BPF scheduler \"latnice\" disabled (unregistered from user space)' && ! dmesg | grep 'BPF scheduler \"latnice\" disabled' | grep -vq 'unregistered from user space'"
+    # ---- the benchmark: lnbench's loads under the fair class and under scx_latnice, one boot ----
+    # Values as latniced gives them here (custom slices, -m slice). Per load the two run in the
+    # order fair, latnice, latnice, fair, so that a drift over the boot hits both alike.
+    if [ "@BENCH@" = 1 ]; then
+        ok=1
+        for load in light heavy; do
+            if [ $load = light ]; then a="@BENCH_ARGS@"; else a="-g 4 @BENCH_ARGS@"; fi
+            for k in 1 2 3 4; do
+                if [ $k = 2 ] || [ $k = 3 ]; then
+                    /bin/scx_latnice > /tmp/scx-bench.log 2>&1 &
+                    SB=$!
+                    eventually 60 is_state enabled || ok=0
+                    /bin/lnbench -m slice -n "latnice-$load-$k" $a || ok=0
+                    kill -INT $SB
+                    wait $SB
+                    eventually 30 is_state disabled || ok=0
+                    sed 's/^/SCX_LATNICE: /' /tmp/scx-bench.log | tail -n 1
+                else
+                    /bin/lnbench -m slice -n "fair-$load-$k" $a || ok=0
+                fi
+            done
+        done
+        if [ $ok = 1 ]; then pass bench; else fail bench "an lnbench run or a scheduler switch failed"; fi
+    fi
+
+    # ---- latniced runs it: [Daemon] Scheduler=latnice, at the path this latniced reads ----
+    if [ -n "@LATNICED_CONF@" ]; then
+        mkdir -p "$(dirname @LATNICED_CONF@)"
+        printf '[Daemon]\nScheduler=latnice\n' > @LATNICED_CONF@
+        /usr/bin/latniced --log-level debug --scx-latnice=/bin/scx_latnice > /tmp/latniced.log 2>&1 &
+        LP=$!
+        eventually 60 is_state enabled
+        check latniced-scheduler-enabled "state $(state), ops $(cat /sys/kernel/sched_ext/root/ops 2>/dev/null) 60 s after latniced started with Scheduler=latnice" \
+            eval "is_state enabled && [ \"\$(cat /sys/kernel/sched_ext/root/ops)\" = latnice ]"
+        eventually 10 in_status 'Backend: sched-ext:latnice'
+        check latniced-backend-latnice "latnicectl status: $(latnicectl status 2>&1 | grep -i 'backend\|note' | tr '\n' '|')" \
+            eval "in_status 'Backend: sched-ext:latnice' && ! in_status 'not honoured'"
+        /bin/lntest-target 600 &
+        D=$!
+        eventually 20 not_slice $D $BASE
+        check latniced-scheduler-apply "a target started under scx_latnice has slice $(slice $D), expected $VAL" has_slice $D $VAL
+        latnicectl status 2>&1 | sed 's/^/LATNICECTL-LATNICE: /'
+        kill $LP
+        wait $LP
+        eventually 30 is_state disabled
+        check latniced-scheduler-stopped "state $(state) after latniced stopped" is_state disabled
+        check latniced-scheduler-log "latniced's log does not say it started and stopped scx_latnice" \
+            eval "in_log 'Scheduler=latnice: started /bin/scx_latnice' && in_log 'exited with status 0: stopped with latniced'"
+        sed 's/^/LATNICED-SCHEDULER: /' /tmp/latniced.log | grep -v 'debug\|libbpf' | grep -i 'sched\|backend\|fair' | head -n 40
+        kill $D 2>/dev/null
+        rm -f @LATNICED_CONF@
+    else
+        echo "LNTEST SKIP latniced-scheduler: where this latniced reads latniced.conf was not found in it"
+    fi
+else
+    echo "LNTEST SKIP scx-latnice: scx_latnice not given (vmtest.py --scx-latnice; meson builds it when it can)"
+fi
 echo "LNTEST END"
 sync
 reboot -f
@@ -667,6 +733,15 @@ DBUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configu
   </policy>
 </busconfig>
 """
+
+
+def latniced_conf_path(latniced):
+    """Where this latniced binary reads latniced.conf (its build's sysconfdir): "" if not found."""
+    if not latniced:
+        return ""
+    with open(latniced, "rb") as f:
+        m = re.search(rb"\0(/[\x21-\x7e]*/latnice/latniced\.conf)\0", f.read())
+    return m.group(1).decode() if m else ""
 
 
 def make_initramfs(series, args, rundir, logfile, scx_tool=None):
@@ -709,10 +784,14 @@ def make_initramfs(series, args, rundir, logfile, scx_tool=None):
             raise Skip("the sched_ext check needs --latniced, --latnicectl, dbus-daemon and dbus-monitor")
         c.add_program(monitor, "/usr/bin/dbus-monitor")
         c.add_program(scx_tool, "/bin/scx_simple")
+        if args.scx_latnice:
+            c.add_program(args.scx_latnice, "/bin/scx_latnice")
         template = SCX_INIT
     init = (template.replace("@MOUNTS@", VM_MOUNTS).replace("@SERIES@", series)
             .replace("@BENCH@", "1" if args.bench else "0")
-            .replace("@BENCH_ARGS@", args.bench_args))
+            .replace("@BENCH_ARGS@", args.bench_args)
+            .replace("@SCX_PHASE_MS@", str(args.scx_phase_ms))
+            .replace("@LATNICED_CONF@", latniced_conf_path(args.latniced)))
     c.file("init", init.encode())
     path = os.path.join(rundir, "initramfs.cpio.gz")
     with open(path, "wb") as f:
@@ -796,7 +875,7 @@ def run_vm_once(cmd, args, console, echo, grace_after_end):
 
 def boot(qemu, image, initrd, args, rundir):
     console = os.path.join(rundir, "console.log")
-    cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", "2",
+    cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", str(args.smp),
            "-kernel", image, "-initrd", initrd,
            "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"]
     lines, timed_out = run_vm(cmd, args, console)
@@ -841,6 +920,10 @@ def main():
     ap.add_argument("--bench-args", default="", help="options for lnbench in the VM")
     ap.add_argument("--latniced", help="latniced binary to copy into the VM and check")
     ap.add_argument("--latnicectl", help="latnicectl binary to copy into the VM")
+    ap.add_argument("--smp", type=int, default=2, help="virtual CPUs of the VM (default 2)")
+    ap.add_argument("--scx-latnice", help="scx_latnice (scheduler/) to check in the scx-6.12 VM")
+    ap.add_argument("--scx-phase-ms", type=int, default=3000,
+                    help="length of each measuring phase of the scx_latnice checks")
     ap.add_argument("--keep-work", action="store_true",
                     help="keep the run directory (initramfs, console log) after success")
     ap.add_argument("--allow-offset", action="store_true",
@@ -853,11 +936,11 @@ def main():
     args = ap.parse_args()
     if args.timeout is None:
         args.timeout = 1200 if args.bench else 600
-    for opt in ("latniced", "latnicectl"):
+    for opt in ("latniced", "latnicectl", "scx_latnice"):
         path = getattr(args, opt)
         if path:
             if not os.access(path, os.X_OK):
-                print("vmtest: --%s %s is not an executable" % (opt, path))
+                print("vmtest: --%s %s is not an executable" % (opt.replace("_", "-"), path))
                 return 2
             setattr(args, opt, os.path.abspath(path))
 

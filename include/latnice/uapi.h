@@ -12,14 +12,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define LATNICE_MIN (-20)
-#define LATNICE_MAX 19
-#define LATNICE_DEFAULT 0
-#define LATNICE_WIDTH 40
-
-/* cgroup v1 "cpu.latency" takes the latency priority: nice + 20, 0..39. */
-#define LATNICE_TO_PRIO(ln) ((ln) + 20)
-#define LATNICE_FROM_PRIO(p) ((p) - 20)
+/* LATNICE_MIN..MAX, LATNICE_TO_PRIO(), the slice limits and the weight table. */
+#include "slice-map.h"
 
 #define LATNICE_SCHED_FLAG_RESET_ON_FORK 0x01
 #define LATNICE_SCHED_FLAG_RECLAIM 0x02
@@ -44,10 +38,6 @@
 #define LATNICE_SCHED_DEADLINE 6
 #define LATNICE_SCHED_EXT 7
 #define LATNICE_SCHED_RESET_ON_FORK 0x40000000
-
-/* Mainline clamps a custom slice to [0.1 ms, 100 ms]. */
-#define LATNICE_SLICE_MIN_NS 100000ULL
-#define LATNICE_SLICE_MAX_NS 100000000ULL
 
 struct latnice_sched_attr {
         uint32_t size;

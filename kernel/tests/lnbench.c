@@ -17,9 +17,14 @@
  * configuration and reported as ratios against base.
  *
  *   lnbench [-g groups] [-f fds-per-group] [-t phase-ms] [-r rounds]
- *           [-w warmup-ms] [-i interval-us] [-c cpu]
+ *           [-w warmup-ms] [-i interval-us] [-c cpu] [-m uapi|slice] [-n name]
  *
  * -c pins the periodic task and the load (forked after) to one CPU.
+ * -m slice gives the values as latniced does on a mainline kernel, as EEVDF
+ * custom slices (sched_runtime = slice(ln), include/latnice/slice-map.h),
+ * instead of the series' latency-nice uAPI: for mainline and sched_ext
+ * (scx_latnice reads the slices). -n tags the result lines (run=name) when
+ * one boot runs several.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +46,9 @@
 
 static int arg_groups = 2, arg_fds = 10, arg_phase_ms = 1000, arg_rounds = 8;
 static int arg_warmup_ms = 1000, arg_interval_us = 1000, arg_cpu = -1;
+static int arg_slice;			/* -m slice */
+static const char *arg_name;		/* -n */
+static unsigned long long base_slice;	/* -m slice: the default slice */
 
 static volatile uint64_t *counters;	/* messages received, per receiver */
 static pid_t *load_pids;
@@ -160,12 +168,31 @@ static uint64_t total_msgs(void)
 	return sum;
 }
 
+/* A value as a custom slice (0: the default), policy and nice kept. */
+static int slice_set(pid_t pid, int ln)
+{
+	static const unsigned w[LATNICE_WIDTH] = LATNICE_PRIO_TO_WEIGHT;
+	struct ln_sched_attr a = { 0 };
+
+	if (ln_getattr(pid, &a, SCHED_ATTR_SIZE_VER1) < 0)
+		return -1;
+	a.size = SCHED_ATTR_SIZE_VER1;
+	a.sched_flags = 0;
+	a.sched_runtime = ln == 0 ? 0 : latnice_slice_of_weight(base_slice, w[LATNICE_TO_PRIO(ln)]);
+	return ln_setattr(pid, &a, 0);
+}
+
+static int value_set(pid_t pid, int ln)
+{
+	return arg_slice ? slice_set(pid, ln) : ln_set(pid, ln);
+}
+
 static int set_config(const struct config *c)
 {
 	for (int i = 0; i < n_load; i++)
-		if (ln_set(load_pids[i], c->load_ln) < 0)
+		if (value_set(load_pids[i], c->load_ln) < 0)
 			return -1;
-	return ln_set(0, c->periodic_ln);
+	return value_set(0, c->periodic_ln);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -270,11 +297,12 @@ static double median_ratio(const double *x, const double *base, int rounds)
 
 int main(int argc, char **argv)
 {
-	double avg[N_CONFIGS], p99[N_CONFIGS], max[N_CONFIGS], tput[N_CONFIGS];
+	double avg[N_CONFIGS], p50[N_CONFIGS], p99[N_CONFIGS], max[N_CONFIGS], tput[N_CONFIGS];
+	char tag[80];
 	int opt, r = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "g:f:t:r:w:i:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "g:f:t:r:w:i:c:m:n:")) != -1) {
 		switch (opt) {
 		case 'g': arg_groups = atoi(optarg); break;
 		case 'f': arg_fds = atoi(optarg); break;
@@ -283,8 +311,14 @@ int main(int argc, char **argv)
 		case 'w': arg_warmup_ms = atoi(optarg); break;
 		case 'i': arg_interval_us = atoi(optarg); break;
 		case 'c': arg_cpu = atoi(optarg); break;
+		case 'm':
+			if (strcmp(optarg, "slice") && strcmp(optarg, "uapi"))
+				return 2;
+			arg_slice = !strcmp(optarg, "slice");
+			break;
+		case 'n': arg_name = optarg; break;
 		default:
-			fprintf(stderr, "usage: lnbench [-g groups] [-f fds] [-t phase-ms] [-r rounds] [-w warmup-ms] [-i interval-us] [-c cpu]\n");
+			fprintf(stderr, "usage: lnbench [-g groups] [-f fds] [-t phase-ms] [-r rounds] [-w warmup-ms] [-i interval-us] [-c cpu] [-m uapi|slice] [-n name]\n");
 			return 2;
 		}
 	}
@@ -306,7 +340,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (ln_set(0, 0) < 0) {
+	if (arg_slice) {
+		struct ln_sched_attr a = { 0 };
+
+		/* What sched_getattr() reports for a task without a custom slice: the default. */
+		if (ln_getattr(0, &a, SCHED_ATTR_SIZE_VER1) < 0 || !a.sched_runtime || slice_set(0, 0) < 0) {
+			printf("LNTEST SKIP bench: no EEVDF custom slices: %m\n");
+			return 0;
+		}
+		base_slice = a.sched_runtime;
+	} else if (ln_set(0, 0) < 0) {
 		printf("LNTEST SKIP bench: no latency nice uAPI: %m\n");
 		return 0;
 	}
@@ -329,24 +372,33 @@ int main(int argc, char **argv)
 			r = run_phase(&configs[c], arg_phase_ms, round, 1);
 		}
 	stop_load();
-	ln_set(0, 0);
+	value_set(0, 0);
 	if (r)
 		return 1;
 
+	snprintf(tag, sizeof(tag), "%s ", arg_name ? arg_name : "");
 	for (size_t c = 0; c < N_CONFIGS; c++) {
 		stats(configs[c].samples, configs[c].n, &avg[c], &p99[c], &max[c]);
+		/* stats() sorted them */
+		p50[c] = configs[c].n ? configs[c].samples[(configs[c].n - 1) / 2] : 0;
 		tput[c] = configs[c].secs > 0 ? configs[c].msgs / configs[c].secs : 0;
-		printf("LNBENCH summary config=%s periodic=%d load=%d n=%zu avg_us=%.1f p99_us=%.1f max_us=%.1f msgs_per_s=%.0f\n",
-		       configs[c].name, configs[c].periodic_ln, configs[c].load_ln,
-		       configs[c].n, avg[c], p99[c], max[c], tput[c]);
+		printf("LNBENCH summary %s%sconfig=%s periodic=%d load=%d n=%zu avg_us=%.1f p99_us=%.1f max_us=%.1f "
+		       "msgs_per_s=%.0f p50_us=%.1f\n",
+		       arg_name ? "run=" : "", arg_name ? tag : "", configs[c].name, configs[c].periodic_ln,
+		       configs[c].load_ln, configs[c].n, avg[c], p99[c], max[c], tput[c], p50[c]);
 	}
-	printf("LNBENCH ratio avg_latency_-20_vs_0=%.3f p99_latency_-20_vs_0=%.3f throughput_19_vs_0=%.3f\n",
+	printf("LNBENCH ratio %s%savg_latency_-20_vs_0=%.3f p99_latency_-20_vs_0=%.3f throughput_19_vs_0=%.3f "
+	       "p50_latency_-20_vs_0=%.3f\n",
+	       arg_name ? "run=" : "", arg_name ? tag : "",
 	       avg[0] > 0 ? avg[1] / avg[0] : 0, p99[0] > 0 ? p99[1] / p99[0] : 0,
-	       tput[0] > 0 ? tput[2] / tput[0] : 0);
-	printf("LNBENCH ratio-median-of-rounds avg_latency_-20_vs_0=%.3f p99_latency_-20_vs_0=%.3f throughput_19_vs_0=%.3f\n",
+	       tput[0] > 0 ? tput[2] / tput[0] : 0, p50[0] > 0 ? p50[1] / p50[0] : 0);
+	printf("LNBENCH ratio-median-of-rounds %s%savg_latency_-20_vs_0=%.3f p99_latency_-20_vs_0=%.3f "
+	       "throughput_19_vs_0=%.3f\n",
+	       arg_name ? "run=" : "", arg_name ? tag : "",
 	       median_ratio(configs[1].round_avg, configs[0].round_avg, arg_rounds),
 	       median_ratio(configs[1].round_p99, configs[0].round_p99, arg_rounds),
 	       median_ratio(configs[2].round_tput, configs[0].round_tput, arg_rounds));
-	printf("LNTEST PASS bench\n");
+	if (!arg_name)
+		printf("LNTEST PASS bench\n");
 	return 0;
 }

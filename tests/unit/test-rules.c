@@ -526,4 +526,37 @@ TEST(daemon_config) {
         ASSERT_EQ(daemon_config_load(p, &c), 0);
         ASSERT_TRUE(c.error && strstr(c.error, ":2: Profile=../etc/passwd is not a profile name"));
         daemon_config_done(&c);
+
+        /* Scheduler=: off unless asked for; a later line wins; a wrong word is an error with its line. */
+        test_write(root, "latniced.conf", "[Daemon]\nProfile=gaming\n");
+        ASSERT_EQ(daemon_config_load(p, &c), 0);
+        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
+        daemon_config_done(&c);
+        test_write(root, "latniced.conf", "[Daemon]\nScheduler=latnice\n");
+        ASSERT_EQ(daemon_config_load(p, &c), 0);
+        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_LATNICE);
+        ASSERT_TRUE(!c.error);
+        ASSERT_STREQ(daemon_scheduler_to_string(c.scheduler), "latnice");
+        daemon_config_done(&c);
+        test_write(root, "latniced.conf", "[Daemon]\nScheduler=latnice\nScheduler=none\n");
+        ASSERT_EQ(daemon_config_load(p, &c), 0);
+        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
+        daemon_config_done(&c);
+        test_write(root, "latniced.conf", "[Daemon]\nScheduler=latnice\nScheduler=\n");
+        ASSERT_EQ(daemon_config_load(p, &c), 0);
+        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
+        ASSERT_TRUE(!c.error);
+        daemon_config_done(&c);
+        test_write(root, "latniced.conf", "[Daemon]\n\nScheduler=lavd\n");
+        ASSERT_EQ(daemon_config_load(p, &c), 0);
+        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
+        ASSERT_TRUE(c.error && strstr(c.error, "latniced.conf:3: Scheduler=lavd is not one of none, latnice"));
+        daemon_config_done(&c);
+        test_write(root, "latniced.conf", "[Foreground]\nScheduler=latnice\n");
+        ASSERT_EQ(daemon_config_load(p, &c), 0);
+        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
+        ASSERT_TRUE(c.error && strstr(c.error, ":2: unknown key 'Scheduler' in [Foreground]"));
+        daemon_config_done(&c);
+        ASSERT_STREQ(daemon_scheduler_to_string(DAEMON_SCHEDULER_NONE), "none");
+        ASSERT_TRUE(daemon_scheduler_to_string(_DAEMON_SCHEDULER_MAX) == NULL);
 }

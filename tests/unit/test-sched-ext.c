@@ -85,6 +85,15 @@ TEST(state_ops_note) {
         ASSERT_STREQ(backend(SCX_ENABLED, "simple", true), "eevdf-slice");
         ASSERT_STREQ(backend(SCX_ENABLING, "simple", true), "sched-ext:simple (enabling; latency nice not honoured)");
 
+        /* scx_latnice honours the values: no "not honoured", except while it changes. */
+        ASSERT_STREQ(backend(SCX_ENABLED, "latnice", false), "sched-ext:latnice");
+        ASSERT_STREQ(backend(SCX_ENABLING, "latnice", false),
+                     "sched-ext:latnice (enabling; latency nice not honoured)");
+        ASSERT_STREQ(backend(SCX_DISABLING, "latnice", false),
+                     "sched-ext:latnice (disabling; latency nice not honoured)");
+        ASSERT_STREQ(backend(SCX_ENABLED, "latnice2", false), "sched-ext:latnice2 (latency nice not honoured)");
+        ASSERT_STREQ(backend(SCX_ENABLED, "latnice", true), "eevdf-slice");
+
         /* The note: for sched_ext backends only, naming the scheduler. */
         ASSERT_TRUE(!sched_ext_note("eevdf-slice", note, sizeof(note)) && note[0] == 0);
         ASSERT_TRUE(!sched_ext_note("latency-nice", note, sizeof(note)));
@@ -98,6 +107,8 @@ TEST(state_ops_note) {
         /* A name from the wire that is not one is not repeated. */
         ASSERT_TRUE(sched_ext_note("sched-ext:\x1b[2J (x)", note, sizeof(note)));
         ASSERT_TRUE(strstr(note, "(sched_ext)") != NULL && !strchr(note, '\x1b'));
+        ASSERT_TRUE(sched_ext_note("sched-ext:latnice", note, sizeof(note)));
+        ASSERT_TRUE(strstr(note, "honours them") != NULL && !strstr(note, "ignores"));
         /* A small buffer: cut, terminated. */
         ASSERT_TRUE(sched_ext_note("sched-ext:lavd (latency nice not honoured)", note, 8));
         ASSERT_EQ(strlen(note), 7);
