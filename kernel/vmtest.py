@@ -326,15 +326,20 @@ def build_kernel(series, args, work, timings):
                  open(FRAGMENT, "rb").read(), config_step, "bzImage", *extra)
     cache = os.path.join(CACHE_ROOT, key)
     image = os.path.join(cache, "bzImage")
-    if os.path.exists(image) and (not scx or os.path.exists(os.path.join(cache, "scx_simple"))):
+    build = os.path.join(work, "build")
+    if scx and os.path.exists(image) and not os.path.exists(os.path.join(cache, "vmlinux.btf")):
+        save_btf(build, cache, logfile)  # a kernel cached before the BTF was kept: from its build, if still there
+    if os.path.exists(image) and (not scx or all(os.path.exists(os.path.join(cache, f))
+                                                for f in ("scx_simple", "vmlinux.btf"))):
         log("cached kernel %s" % image)
         timings["kernel build"] = 0.0
+        if scx:
+            publish_btf(cache, work)
         return image
     open(logfile, "w").close()
     check_pahole()
     src, src_key, fresh = prepare_source(series, work, patches, args.allow_offset, logfile)
     timings["kernel extract+patch"] = time.time() - t
-    build = os.path.join(work, "build")
     os.makedirs(build, exist_ok=True)
     t = time.time()
     common = FRAGMENT
@@ -362,12 +367,36 @@ def build_kernel(series, args, work, timings):
         os.chmod(os.path.join(cache, "scx_simple.tmp"), 0o755)
         os.rename(os.path.join(cache, "scx_simple.tmp"), os.path.join(cache, "scx_simple"))
         timings["scx_simple"] = time.time() - t
+        save_btf(build, cache, logfile)
+        publish_btf(cache, work)
     tmp = image + ".tmp"
     shutil.copyfile(os.path.join(build, "arch/x86/boot/bzImage"), tmp)
     shutil.copyfile(os.path.join(build, ".config"), os.path.join(cache, "config"))
     os.rename(tmp, image)
     log("built %s in %.0f s" % (image, timings["kernel build"]))
     return image
+
+
+def save_btf(build, cache, logfile):
+    """The kernel's BTF (its vmlinux's .BTF section, raw, as /sys/kernel/btf/vmlinux is) into the
+    cache: scx_latnice (scheduler/) is built against it, and the build directory may not last."""
+    vmlinux = os.path.join(build, "vmlinux")
+    if not os.path.exists(vmlinux):
+        return
+    os.makedirs(cache, exist_ok=True)
+    tmp = os.path.join(cache, "vmlinux.btf.tmp")
+    run(["objcopy", "--dump-section", ".BTF=" + tmp, vmlinux, os.path.join(cache, "objcopy.out")],
+        logfile=logfile, timeout=120)
+    os.unlink(os.path.join(cache, "objcopy.out"))
+    os.rename(tmp, os.path.join(cache, "vmlinux.btf"))
+
+
+def publish_btf(cache, work):
+    """work/vmlinux.btf: where meson looks for the sched_ext kernel's BTF (scheduler/meson.build)."""
+    dst = os.path.join(work, "vmlinux.btf")
+    tmp = dst + ".tmp"
+    shutil.copyfile(os.path.join(cache, "vmlinux.btf"), tmp)
+    os.rename(tmp, dst)
 
 
 # ---- initramfs -------------------------------------------------------------
