@@ -75,7 +75,8 @@ static pid_t child(const char *comm) {
         ASSERT_TRUE(pid >= 0);
         if (pid == 0) {
                 (void) prctl(PR_SET_NAME, comm);
-                (void) write(p[1], "x", 1);
+                if (write(p[1], "x", 1) != 1)
+                        _exit(1);
                 for (;;)
                         pause();
         }
