@@ -112,6 +112,16 @@ char *test_read_source(const char *rel, size_t *ret_len) {
         return buf;
 }
 
+char *test_nested_brackets(size_t n) {
+        char *s = malloc(2 * n + 1);
+
+        ASSERT_TRUE(s);
+        memset(s, '[', n);
+        memset(s + n, ']', n);
+        s[2 * n] = '\0';
+        return s;
+}
+
 /* The TEST()s of this program: the linker's bounds of their section (none: both NULL). */
 extern const TestCase __start_latnice_tests[] __attribute__((weak));
 extern const TestCase __stop_latnice_tests[] __attribute__((weak));

@@ -65,6 +65,9 @@ void test_check(const char *what, int ok);
 /* A file of the source tree (LATNICE_SOURCE_ROOT, else "."), NUL-terminated; exits 1 if it cannot be read. */
 char *test_read_source(const char *rel, size_t *ret_len);
 
+/* n '[' then n ']': JSON nested n deep, for the parsers' depth bounds; free() it. Aborts without memory. */
+char *test_nested_brackets(size_t n);
+
 /* A fresh temporary directory, removed at exit. */
 const char *test_tmpdir(void);
 /* Writes (creating parent directories) dir/rel with the given contents. */

@@ -160,14 +160,8 @@ int main(void) {
         r = reply("ok", &address, &pid);
         test_check("a reply that is not JSON is refused", r == -EINVAL);
         {
-                size_t n = 100000;
-                char *deep = malloc(2 * n + 1);
+                char *deep = test_nested_brackets(100000);
 
-                if (!deep)
-                        return 1;
-                memset(deep, '[', n);
-                memset(deep + n, ']', n);
-                deep[2 * n] = '\0';
                 r = reply(deep, &address, &pid);
                 test_check("nesting deeper than the bound is refused", r == -EINVAL);
                 free(deep);

@@ -148,14 +148,8 @@ int main(void) {
         r = line(&st, "{\"WindowFocusChanged\":{\"id\":9}}", &pid);
         test_check("the hostile lines left the windows as they were", r == 1 && pid == 90);
         {
-                size_t n = 100000;
-                char *deep = malloc(2 * n + 1);
+                char *deep = test_nested_brackets(100000);
 
-                if (!deep)
-                        return 1;
-                memset(deep, '[', n);
-                memset(deep + n, ']', n);
-                deep[2 * n] = '\0';
                 r = line(&st, deep, &pid);
                 test_check("nesting deeper than the bound is refused", r == -EINVAL);
                 free(deep);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "focus-source.h"
+#include "tests.h"
 
 
 static int failed;
@@ -47,13 +48,7 @@ int main(void) {
         check_event("non-UTF-8 in a title is tolerated",
                     "{\"change\":\"focus\",\"container\":{\"name\":\"\xff\xfe\x80\",\"pid\":99}}", 0, 99);
 
-        n = 100000;
-        deep = malloc(2 * n + 1);
-        if (!deep)
-                return 1;
-        memset(deep, '[', n);
-        memset(deep + n, ']', n);
-        deep[2 * n] = '\0';
+        deep = test_nested_brackets(100000);
         check_event("nesting deeper than the bound is refused", deep, -EINVAL, 0);
         free(deep);
 
