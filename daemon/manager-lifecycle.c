@@ -50,6 +50,7 @@ Manager *manager_free(Manager *m) {
                 m->hooks.units_free(m);
         manager_rules_done(m);
         sd_event_source_unref(m->prune_defer);
+        sd_event_source_unref(m->trim_timer);
         manager_sources_done(m);
         proc_set_exe_fallback(NULL, NULL);
         task_exe_free(m->task_exe);

@@ -310,6 +310,7 @@ int manager_reload(Manager *m, bool startup) {
                 (void) manager_rescan(m, "rules reloaded");
                 if (m->hooks.reloaded)
                         m->hooks.reloaded(m);
+                manager_trim_soon(m);
         }
         manager_notify_status(m);
         return 0;

@@ -7,11 +7,15 @@
  * calls the parts is manager-lifecycle.c.
  */
 
+#include <inttypes.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 
+#include "event-util.h"
 #include "log.h"
 #include "manager.h"
+#include "memtrim.h"
 #include "util.h"
 
 static const char * const source_kind_table[_SOURCE_MAX] = {
@@ -156,5 +160,26 @@ void manager_notify_ready(Manager *m) {
         (void) sd_notify(false, "READY=1");
         manager_notify_status(m);
         log_info("Ready: %zu processes applied at start.", applied_table_size(m->applied));
+        manager_trim_soon(m);
+}
+
+static int manager_on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        uint64_t kb = 0;
+        int r;
+
+        (void) malloc_trim(0);
+        r = memtrim_self(&kb);
+        if (r < 0)
+                log_debug_errno(r, "Failed to drop start-up pages from the resident set, ignoring: %m");
+        else
+                log_debug("Dropped %" PRIu64 " kB of clean file pages (start-up's code and data) from the resident set.",
+                          kb);
+        return 0;
+}
+
+void manager_trim_soon(Manager *m) {
+        /* A few seconds on: the start-up scan or a reload's rescan is done by then, and a burst of reloads trims once. */
+        (void) event_reset_time_relative(m->event, &m->trim_timer, CLOCK_MONOTONIC, 3ULL * 1000 * 1000, 500 * 1000,
+                                         manager_on_trim_timer, m, "memtrim", true);
 }
 

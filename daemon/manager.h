@@ -172,6 +172,7 @@ struct Manager {
         sd_event_source *inotify_event_source;
         sd_event_source *name_retry_timer; /* a User=/Group= name did not resolve: ask again */
         sd_event_source *reload_timer;
+        sd_event_source *trim_timer; /* start-up's pages out of the resident set (manager.c, memtrim.h) */
 
         NameCacheEntry user_cache[NAME_CACHE_SIZE], group_cache[NAME_CACHE_SIZE];
 
@@ -208,6 +209,8 @@ const char *manager_backend_reason(const Manager *m);
 
 /* READY=1 once: the event source is live, the startup scan done and the bus name owned (or no bus). */
 void manager_notify_ready(Manager *m);
+/* After start-up or a reload: drop the pages only they needed from the resident set, a few seconds later. */
+void manager_trim_soon(Manager *m);
 /* STATUS= for systemctl status, once ready. */
 void manager_notify_status(Manager *m);
 
