@@ -39,16 +39,14 @@
 #define HYPR_REQUEST "j/activewindow"
 #define HYPR_REQUEST_TIMEOUT_USEC 1000000ULL /* Hyprland answers at once or is stuck */
 #define HYPR_READS_PER_DISPATCH 16
-#define HYPR_BACKOFF_MIN_USEC 100000ULL
-#define HYPR_BACKOFF_MAX_USEC 10000000ULL
 
 struct HyprIpc {
-        Focus *focus;
+        FocusSink sink;
         char *dirs[2];        /* $XDG_RUNTIME_DIR/hypr/SIG, /tmp/hypr/SIG: tried in that order */
         const char *dir;      /* the one the event socket is connected in */
         int fd;
-        sd_event_source *io, *retry;
-        uint64_t backoff;
+        sd_event_source *io;
+        FocusRetry retry;
         LineBuffer lines;
 
         /* What the events said last: a window (want), or anything active (want_any, at connect). */
@@ -154,7 +152,7 @@ int hypr_reply_parse(const char *json, size_t len, uint64_t *ret_address, pid_t 
         return 0;
 }
 
-static int hypr_connect(HyprIpc *h);
+static int hypr_connect(void *userdata);
 static void hypr_request(HyprIpc *h);
 
 static void hypr_request_close(HyprIpc *h) {
@@ -179,11 +177,11 @@ static void hypr_request_done(HyprIpc *h, bool ok, uint64_t address, pid_t pid) 
                 h->known = address != 0;
                 h->known_address = address;
                 h->known_pid = pid;
-                focus_set(h->focus, pid, "hyprland");
+                focus_sink_set(&h->sink, pid, "hyprland");
         } else if (newer && (h->want_any || h->want != 0))
                 hypr_request(h); /* the focus moved on while we asked: ask again, once per event */
         else
-                focus_set(h->focus, 0, "hyprland"); /* a focus we cannot name */
+                focus_sink_set(&h->sink, 0, "hyprland"); /* a focus we cannot name */
 }
 
 static int hypr_on_request_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
@@ -250,8 +248,8 @@ static void hypr_request(HyprIpc *h) {
         }
         /* A fresh local socket's buffer takes the few bytes whole, or the peer is broken. */
         if (write(h->req_fd, HYPR_REQUEST, sizeof(HYPR_REQUEST) - 1) != (ssize_t) sizeof(HYPR_REQUEST) - 1 ||
-            sd_event_add_io(focus_event(h->focus), &h->req_io, h->req_fd, EPOLLIN, hypr_on_request_io, h) < 0 ||
-            sd_event_add_time_relative(focus_event(h->focus), &h->req_timer, CLOCK_MONOTONIC,
+            sd_event_add_io(h->sink.event, &h->req_io, h->req_fd, EPOLLIN, hypr_on_request_io, h) < 0 ||
+            sd_event_add_time_relative(h->sink.event, &h->req_timer, CLOCK_MONOTONIC,
                                        HYPR_REQUEST_TIMEOUT_USEC, 0, hypr_on_request_timeout, h) < 0) {
                 hypr_request_done(h, false, 0, 0);
                 return;
@@ -270,26 +268,11 @@ static void hypr_close(HyprIpc *h) {
         h->known = false; /* addresses are pointers: a new Hyprland reuses them */
 }
 
-static int hypr_on_retry(sd_event_source *es, uint64_t usec, void *userdata) {
-        HyprIpc *h = userdata;
-
-        h->retry = sd_event_source_unref(h->retry);
-        (void) hypr_connect(h);
-        return 0;
-}
-
 /* Connection lost or refused: what Hyprland said no longer holds; try again later, waiting longer. */
 static void hypr_schedule_retry(HyprIpc *h) {
         hypr_close(h);
-        focus_set(h->focus, 0, "hyprland");
-        h->backoff = h->backoff ? h->backoff * 2 : HYPR_BACKOFF_MIN_USEC;
-        if (h->backoff > HYPR_BACKOFF_MAX_USEC)
-                h->backoff = HYPR_BACKOFF_MAX_USEC;
-        if (!h->retry)
-                (void) sd_event_add_time_relative(focus_event(h->focus), &h->retry, CLOCK_MONOTONIC, h->backoff, 0,
-                                                  hypr_on_retry, h);
-        if (h->retry)
-                (void) sd_event_source_set_description(h->retry, "hyprland-retry");
+        focus_sink_set(&h->sink, 0, "hyprland");
+        focus_retry_schedule(&h->retry, h->sink.event);
 }
 
 static int hypr_on_line(const char *line, size_t len, void *userdata) {
@@ -297,7 +280,7 @@ static int hypr_on_line(const char *line, size_t len, void *userdata) {
         uint64_t address;
         int kind;
 
-        h->backoff = 0; /* a whole line: the connection works */
+        focus_retry_works(&h->retry); /* a whole line: the connection works */
         kind = hypr_event_parse(line, len, &address);
         if (kind == HYPR_EVENT_OPEN || kind == HYPR_EVENT_CLOSE) {
                 if (h->known && h->known_address == address)
@@ -309,9 +292,9 @@ static int hypr_on_line(const char *line, size_t len, void *userdata) {
         h->want_any = false;
         h->want = address;
         if (address == 0)
-                focus_set(h->focus, 0, "hyprland");
+                focus_sink_set(&h->sink, 0, "hyprland");
         else if (h->known && h->known_address == address && h->req_fd < 0)
-                focus_set(h->focus, h->known_pid, "hyprland");
+                focus_sink_set(&h->sink, h->known_pid, "hyprland");
         else
                 hypr_request(h);
         return 0;
@@ -319,22 +302,14 @@ static int hypr_on_line(const char *line, size_t len, void *userdata) {
 
 static int hypr_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         HyprIpc *h = userdata;
-        char buf[65536];
 
-        for (unsigned i = 0; i < HYPR_READS_PER_DISPATCH; i++) {
-                ssize_t n = read(h->fd, buf, sizeof(buf));
-
-                if (n < 0 && (errno == EAGAIN || errno == EINTR))
-                        return 0;
-                if (n <= 0 || line_buffer_feed(&h->lines, buf, (size_t) n, hypr_on_line, h) < 0) {
-                        hypr_schedule_retry(h);
-                        return 0;
-                }
-        }
+        if (focus_socket_read_lines(h->fd, &h->lines, HYPR_READS_PER_DISPATCH, hypr_on_line, h) < 0)
+                hypr_schedule_retry(h);
         return 0;
 }
 
-static int hypr_connect(HyprIpc *h) {
+static int hypr_connect(void *userdata) {
+        HyprIpc *h = userdata;
         int r = -ENOENT;
 
         h->fd = -1;
@@ -355,7 +330,7 @@ static int hypr_connect(HyprIpc *h) {
                 return r;
         }
         line_buffer_init(&h->lines, HYPR_LINE_MAX);
-        r = sd_event_add_io(focus_event(h->focus), &h->io, h->fd, EPOLLIN, hypr_on_io, h);
+        r = sd_event_add_io(h->sink.event, &h->io, h->fd, EPOLLIN, hypr_on_io, h);
         if (r < 0) {
                 hypr_schedule_retry(h);
                 return r;
@@ -369,7 +344,7 @@ static int hypr_connect(HyprIpc *h) {
         return 0;
 }
 
-int hypr_ipc_new(Focus *f, const char *signature, const char *runtime_dir, HyprIpc **ret) {
+int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, HyprIpc **ret) {
         HyprIpc *h;
 
         /* The signature names a directory: one path component, nothing else. */
@@ -379,7 +354,13 @@ int hypr_ipc_new(Focus *f, const char *signature, const char *runtime_dir, HyprI
         h = calloc(1, sizeof(HyprIpc));
         if (!h)
                 return -ENOMEM;
-        *h = (HyprIpc) { .focus = f, .fd = -1, .req_fd = -1 };
+        *h = (HyprIpc) {
+                .sink = *sink,
+                .fd = -1,
+                .req_fd = -1,
+                .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
+                           .description = "hyprland-retry", .connect = hypr_connect, .userdata = h },
+        };
         if (runtime_dir && *runtime_dir && asprintf(&h->dirs[0], "%s/hypr/%s", runtime_dir, signature) < 0)
                 h->dirs[0] = NULL;
         if (asprintf(&h->dirs[1], "/tmp/hypr/%s", signature) < 0)
@@ -398,7 +379,7 @@ HyprIpc *hypr_ipc_free(HyprIpc *h) {
         if (!h)
                 return NULL;
         hypr_close(h);
-        h->retry = sd_event_source_unref(h->retry);
+        focus_retry_done(&h->retry);
         free(h->dirs[0]);
         free(h->dirs[1]);
         free(h);

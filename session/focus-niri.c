@@ -30,15 +30,13 @@
 #define NIRI_LINE_MAX (4 * 1024 * 1024) /* a WindowsChanged of NIRI_WINDOWS_MAX windows of ~1 KiB */
 #define NIRI_JSON_DEPTH 16               /* event, body, windows, window, layout, its arrays */
 #define NIRI_READS_PER_DISPATCH 16       /* then other sources get their turn (level-triggered) */
-#define NIRI_BACKOFF_MIN_USEC 100000ULL
-#define NIRI_BACKOFF_MAX_USEC 10000000ULL
 
 struct NiriIpc {
-        Focus *focus;
+        FocusSink sink;
         char *path;
         int fd;
-        sd_event_source *io, *retry;
-        uint64_t backoff;
+        sd_event_source *io;
+        FocusRetry retry;
         LineBuffer lines;
         NiriState state;
 };
@@ -225,7 +223,7 @@ int niri_state_line(NiriState *st, const char *line, size_t len, pid_t *ret_pid)
         return r;
 }
 
-static int niri_connect(NiriIpc *n);
+static int niri_connect(void *userdata);
 
 static void niri_close(NiriIpc *n) {
         n->io = sd_event_source_disable_unref(n->io);
@@ -236,26 +234,11 @@ static void niri_close(NiriIpc *n) {
         niri_state_done(&n->state);
 }
 
-static int niri_on_retry(sd_event_source *es, uint64_t usec, void *userdata) {
-        NiriIpc *n = userdata;
-
-        n->retry = sd_event_source_unref(n->retry);
-        (void) niri_connect(n);
-        return 0;
-}
-
 /* Connection lost or refused: what niri said no longer holds; try again later, waiting longer. */
 static void niri_schedule_retry(NiriIpc *n) {
         niri_close(n);
-        focus_set(n->focus, 0, "niri");
-        n->backoff = n->backoff ? n->backoff * 2 : NIRI_BACKOFF_MIN_USEC;
-        if (n->backoff > NIRI_BACKOFF_MAX_USEC)
-                n->backoff = NIRI_BACKOFF_MAX_USEC;
-        if (!n->retry)
-                (void) sd_event_add_time_relative(focus_event(n->focus), &n->retry, CLOCK_MONOTONIC, n->backoff, 0,
-                                                  niri_on_retry, n);
-        if (n->retry)
-                (void) sd_event_source_set_description(n->retry, "niri-retry");
+        focus_sink_set(&n->sink, 0, "niri");
+        focus_retry_schedule(&n->retry, n->sink.event);
 }
 
 static int niri_on_line(const char *line, size_t len, void *userdata) {
@@ -267,30 +250,22 @@ static int niri_on_line(const char *line, size_t len, void *userdata) {
         if (r == -EPROTO || r == -ENOMEM)
                 return r; /* niri refused the event stream, or we cannot keep up: start again */
         if (r == 1)
-                focus_set(n->focus, pid, "niri");
-        n->backoff = 0; /* a whole line: the connection works */
+                focus_sink_set(&n->sink, pid, "niri");
+        focus_retry_works(&n->retry); /* a whole line: the connection works */
         return 0;
 }
 
 static int niri_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         NiriIpc *n = userdata;
-        char buf[65536];
 
-        for (unsigned i = 0; i < NIRI_READS_PER_DISPATCH; i++) {
-                ssize_t k = read(n->fd, buf, sizeof(buf));
-
-                if (k < 0 && (errno == EAGAIN || errno == EINTR))
-                        return 0;
-                if (k <= 0 || line_buffer_feed(&n->lines, buf, (size_t) k, niri_on_line, n) < 0) {
-                        niri_schedule_retry(n);
-                        return 0;
-                }
-        }
+        if (focus_socket_read_lines(n->fd, &n->lines, NIRI_READS_PER_DISPATCH, niri_on_line, n) < 0)
+                niri_schedule_retry(n);
         return 0;
 }
 
-static int niri_connect(NiriIpc *n) {
+static int niri_connect(void *userdata) {
         static const char request[] = "\"EventStream\"\n";
+        NiriIpc *n = userdata;
         int r;
 
         r = focus_socket_connect(n->path, true, &n->fd);
@@ -306,7 +281,7 @@ static int niri_connect(NiriIpc *n) {
                 niri_schedule_retry(n);
                 return r;
         }
-        r = sd_event_add_io(focus_event(n->focus), &n->io, n->fd, EPOLLIN, niri_on_io, n);
+        r = sd_event_add_io(n->sink.event, &n->io, n->fd, EPOLLIN, niri_on_io, n);
         if (r < 0) {
                 niri_schedule_retry(n);
                 return r;
@@ -315,13 +290,18 @@ static int niri_connect(NiriIpc *n) {
         return 0;
 }
 
-int niri_ipc_new(Focus *f, const char *path, NiriIpc **ret) {
+int niri_ipc_new(const FocusSink *sink, const char *path, NiriIpc **ret) {
         NiriIpc *n;
 
         n = calloc(1, sizeof(NiriIpc));
         if (!n)
                 return -ENOMEM;
-        *n = (NiriIpc) { .focus = f, .fd = -1 };
+        *n = (NiriIpc) {
+                .sink = *sink,
+                .fd = -1,
+                .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
+                           .description = "niri-retry", .connect = niri_connect, .userdata = n },
+        };
         n->path = strdup(path);
         if (!n->path) {
                 free(n);
@@ -341,7 +321,7 @@ NiriIpc *niri_ipc_free(NiriIpc *n) {
         if (!n)
                 return NULL;
         niri_close(n);
-        n->retry = sd_event_source_unref(n->retry);
+        focus_retry_done(&n->retry);
         free(n->path);
         free(n);
         return NULL;

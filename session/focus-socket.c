@@ -2,12 +2,14 @@
 /*
  * The Unix socket a compositor source connects to, and whose it is. A path taken from the
  * environment or under /tmp (older Hyprland) may be another user's socket: what it says would
- * then decide which of our processes is boosted, so a peer of another uid is refused.
+ * then decide which of our processes is boosted, so a peer of another uid is refused. Also what
+ * the sources share once connected: reading a line stream, and connecting again after a backoff.
  */
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "focus-source.h"
@@ -41,4 +43,48 @@ int focus_socket_connect(const char *path, bool nonblock, int *ret_fd) {
         }
         *ret_fd = fd;
         return 0;
+}
+
+int focus_socket_read_lines(int fd, LineBuffer *lb, unsigned reads, LineFunc func, void *userdata) {
+        char buf[65536];
+
+        for (unsigned i = 0; i < reads; i++) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return 0;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return -ECONNRESET;
+                int r = line_buffer_feed(lb, buf, (size_t) n, func, userdata);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int focus_retry_on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        FocusRetry *retry = userdata;
+
+        retry->timer = sd_event_source_unref(retry->timer);
+        (void) retry->connect(retry->userdata);
+        return 0;
+}
+
+void focus_retry_schedule(FocusRetry *retry, sd_event *event) {
+        retry->backoff = retry->backoff ? retry->backoff * 2 : retry->min_usec;
+        if (retry->backoff > retry->max_usec)
+                retry->backoff = retry->max_usec;
+        if (retry->timer)
+                return; /* one is on its way */
+        /* Accuracy a tenth of the wait: sd-event's default of 250 ms would outgrow the first waits. */
+        if (sd_event_add_time_relative(event, &retry->timer, CLOCK_MONOTONIC, retry->backoff, retry->backoff / 10 + 1,
+                                       focus_retry_on_timer, retry) < 0)
+                return;
+        (void) sd_event_source_set_description(retry->timer, retry->description);
+}
+
+void focus_retry_done(FocusRetry *retry) {
+        retry->timer = sd_event_source_unref(retry->timer);
 }

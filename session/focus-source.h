@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What a focus source (focus-sway.c, ...) needs of latnice-focus.c: one call per focus change
- * with the pid the compositor named (0: none, or unknown) and the source's name for --print.
+ * The focus sources (focus-sway.c, focus-niri.c, focus-hyprland.c) and what they share. A
+ * source knows nothing of latnice-focus.c: it gets a FocusSink, the loop to run on and where to
+ * say, once per focus change, the pid the compositor named (0: none, or unknown) and the
+ * source's name for --print.
  */
 #pragma once
 
@@ -11,14 +13,39 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
-typedef struct Focus Focus;
+typedef struct FocusSink {
+        sd_event *event;
+        void (*set)(void *userdata, pid_t pid, const char *source);
+        void *userdata;
+} FocusSink;
 
-void focus_set(Focus *f, pid_t pid, const char *source);
-sd_event *focus_event(Focus *f);
+static inline void focus_sink_set(const FocusSink *sink, pid_t pid, const char *source) {
+        sink->set(sink->userdata, pid, source);
+}
+
+/*
+ * Connecting again after a backoff (focus-socket.c): each failure doubles the wait from min_usec
+ * to max_usec, focus_retry_works() starts it from the bottom again once the compositor said a
+ * whole thing. The timer calls connect(userdata). A source never gives up on its compositor.
+ */
+typedef struct FocusRetry {
+        sd_event_source *timer;
+        uint64_t backoff, min_usec, max_usec;
+        const char *description;
+        int (*connect)(void *userdata);
+        void *userdata;
+} FocusRetry;
+#define FOCUS_RETRY_MIN_USEC 100000ULL
+#define FOCUS_RETRY_MAX_USEC 10000000ULL
+void focus_retry_schedule(FocusRetry *retry, sd_event *event);
+static inline void focus_retry_works(FocusRetry *retry) {
+        retry->backoff = 0;
+}
+void focus_retry_done(FocusRetry *retry);
 
 /* Sway and i3-compatible IPC: subscribe ["window"], change "focus", container.pid. */
 typedef struct SwayIpc SwayIpc;
-int sway_ipc_new(Focus *f, const char *path, SwayIpc **ret);
+int sway_ipc_new(const FocusSink *sink, const char *path, SwayIpc **ret);
 SwayIpc *sway_ipc_free(SwayIpc *s);
 
 /* Pure: the pid a Sway "window" event names, 0 if it names none, -EINVAL for anything else
@@ -46,6 +73,10 @@ struct json_object *json_line_parse(const char *line, size_t len, size_t max, in
 
 /* Connects to a compositor's Unix socket; -EPERM if the peer is not our own uid (focus-socket.c). */
 int focus_socket_connect(const char *path, bool nonblock, int *ret_fd);
+/* Feeds what a line stream has to func, at most 'reads' reads of 64 KiB (then the loop's other
+ * sources get their turn): 0, or negative when the connection is to be dropped (closed, an
+ * error, or func's refusal). */
+int focus_socket_read_lines(int fd, LineBuffer *lb, unsigned reads, LineFunc func, void *userdata);
 
 /* niri (focus-niri.c): the "EventStream" request on $NIRI_SOCKET, windows by id, focus by id. */
 #define NIRI_WINDOWS_MAX 4096 /* windows known by id; more are not kept (their focus names nobody) */
@@ -67,7 +98,7 @@ void niri_state_done(NiriState *st);
  * the request; -EINVAL, -E2BIG: not a line we can read (the state is unchanged). */
 int niri_state_line(NiriState *st, const char *line, size_t len, pid_t *ret_pid);
 typedef struct NiriIpc NiriIpc;
-int niri_ipc_new(Focus *f, const char *path, NiriIpc **ret);
+int niri_ipc_new(const FocusSink *sink, const char *path, NiriIpc **ret);
 NiriIpc *niri_ipc_free(NiriIpc *n);
 
 /* Hyprland (focus-hyprland.c): events on .socket2.sock, the focused window's pid asked of
@@ -85,5 +116,5 @@ int hypr_event_parse(const char *line, size_t len, uint64_t *ret_address);
 int hypr_reply_parse(const char *json, size_t len, uint64_t *ret_address, pid_t *ret_pid);
 typedef struct HyprIpc HyprIpc;
 /* signature: $HYPRLAND_INSTANCE_SIGNATURE; runtime_dir: $XDG_RUNTIME_DIR or NULL. */
-int hypr_ipc_new(Focus *f, const char *signature, const char *runtime_dir, HyprIpc **ret);
+int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, HyprIpc **ret);
 HyprIpc *hypr_ipc_free(HyprIpc *h);

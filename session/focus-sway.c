@@ -3,18 +3,17 @@
  * The Sway (i3-compatible) IPC source: one connection to $SWAYSOCK, subscribed to "window"
  * events; each "focus" change names container.pid. Everything read is the compositor's word
  * and treated as hostile: a message header states its length, anything above SWAY_MSG_MAX
- * drops the connection, and the JSON goes through json-c with a depth limit. When the
- * connection fails or closes, it is made again after a backoff (0.1 s doubling to 10 s):
- * latnice-focus never gives up on its source.
+ * drops the connection, and the JSON goes through json-c with a depth limit. A socket of
+ * another uid is refused (focus_socket_connect). When the connection fails or closes, the
+ * focus Sway named is over, and the connection is made again after a backoff (0.1 s doubling
+ * to 10 s): latnice-focus never gives up on its source.
  */
 #include <errno.h>
 #include <stdbool.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <json-c/json.h>
@@ -28,15 +27,13 @@
 #define SWAY_GET_TREE 4u
 #define SWAY_JSON_DEPTH 64 /* root, outputs, workspaces, nested containers */
 #define SWAY_EVENT_WINDOW 0x80000003u
-#define SWAY_BACKOFF_MIN_USEC 100000ULL
-#define SWAY_BACKOFF_MAX_USEC 10000000ULL
 
 struct SwayIpc {
-        Focus *focus;
+        FocusSink sink;
         char *path;
         int fd;
-        sd_event_source *io, *retry;
-        uint64_t backoff;
+        sd_event_source *io;
+        FocusRetry retry;
         uint8_t header[SWAY_HEADER];
         size_t have;          /* bytes of header + body read so far */
         uint32_t len, type;
@@ -90,7 +87,7 @@ int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
         return r;
 }
 
-static int sway_connect(SwayIpc *s);
+static int sway_connect(void *userdata);
 
 /* The focused view's pid in a GET_TREE node, walked to a bounded depth. */
 static bool sway_tree_focused(json_object *node, unsigned depth, pid_t *ret_pid) {
@@ -130,12 +127,6 @@ int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
         return 0;
 }
 
-static int fcntl_nonblock(int fd) {
-        int fl = fcntl(fd, F_GETFL);
-
-        return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
-}
-
 static void sway_close(SwayIpc *s) {
         s->io = sd_event_source_disable_unref(s->io);
         if (s->fd >= 0)
@@ -146,25 +137,11 @@ static void sway_close(SwayIpc *s) {
         s->have = 0;
 }
 
-static int sway_on_retry(sd_event_source *es, uint64_t usec, void *userdata) {
-        SwayIpc *s = userdata;
-
-        s->retry = sd_event_source_unref(s->retry);
-        (void) sway_connect(s);
-        return 0;
-}
-
-/* Connection lost or refused: try again later, waiting longer each time. */
+/* Connection lost or refused: what Sway said no longer holds; try again later, waiting longer. */
 static void sway_schedule_retry(SwayIpc *s) {
         sway_close(s);
-        s->backoff = s->backoff ? s->backoff * 2 : SWAY_BACKOFF_MIN_USEC;
-        if (s->backoff > SWAY_BACKOFF_MAX_USEC)
-                s->backoff = SWAY_BACKOFF_MAX_USEC;
-        if (!s->retry)
-                (void) sd_event_add_time_relative(focus_event(s->focus), &s->retry, CLOCK_MONOTONIC, s->backoff, 0,
-                                                  sway_on_retry, s);
-        if (s->retry)
-                (void) sd_event_source_set_description(s->retry, "sway-retry");
+        focus_sink_set(&s->sink, 0, "sway");
+        focus_retry_schedule(&s->retry, s->sink.event);
 }
 
 static void sway_on_message(SwayIpc *s) {
@@ -173,13 +150,13 @@ static void sway_on_message(SwayIpc *s) {
         if (s->type == SWAY_GET_TREE) {
                 /* What has focus at connect: the window focused before we (re)connected. */
                 if (sway_tree_focus_pid(s->body, s->len, &pid) == 0)
-                        focus_set(s->focus, pid, "sway");
+                        focus_sink_set(&s->sink, pid, "sway");
                 return;
         }
         if (s->type != SWAY_EVENT_WINDOW)
                 return; /* the subscribe reply, or an event we did not ask for */
         if (sway_event_focus_pid(s->body, s->len, &pid) == 0)
-                focus_set(s->focus, pid, "sway");
+                focus_sink_set(&s->sink, pid, "sway");
 }
 
 static int sway_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
@@ -218,7 +195,7 @@ static int sway_on_io(sd_event_source *es, int fd, uint32_t revents, void *userd
                 }
                 if (s->have >= SWAY_HEADER && s->have - SWAY_HEADER == s->len) {
                         s->body[s->len] = '\0';
-                        s->backoff = 0; /* a whole message: the connection works */
+                        focus_retry_works(&s->retry); /* a whole message: the connection works */
                         sway_on_message(s);
                         free(s->body);
                         s->body = NULL;
@@ -227,19 +204,13 @@ static int sway_on_io(sd_event_source *es, int fd, uint32_t revents, void *userd
         }
 }
 
-static int sway_connect(SwayIpc *s) {
+static int sway_connect(void *userdata) {
         static const char payload[] = "[\"window\"]";
         uint8_t msg[SWAY_HEADER + sizeof(payload) - 1 + SWAY_HEADER];
         uint32_t len = sizeof(payload) - 1, type = SWAY_SUBSCRIBE, zero = 0, tree = SWAY_GET_TREE;
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        SwayIpc *s = userdata;
         int r;
 
-        if (strlen(s->path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        memcpy(sa.sun_path, s->path, strlen(s->path));
-        s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (s->fd < 0)
-                return -errno;
         memcpy(msg, SWAY_MAGIC, 6);
         memcpy(msg + 6, &len, 4);
         memcpy(msg + 10, &type, 4);
@@ -248,15 +219,18 @@ static int sway_connect(SwayIpc *s) {
         memcpy(msg + SWAY_HEADER + len, SWAY_MAGIC, 6);
         memcpy(msg + SWAY_HEADER + len + 6, &zero, 4);
         memcpy(msg + SWAY_HEADER + len + 10, &tree, 4);
-        /* Blocking connect and one small write to a local socket; reads are non-blocking. */
-        if (connect(s->fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
-            write(s->fd, msg, sizeof(msg)) != (ssize_t) sizeof(msg)) {
-                r = -errno;
+        r = focus_socket_connect(s->path, true, &s->fd);
+        if (r < 0) {
+                s->fd = -1;
                 sway_schedule_retry(s);
                 return r;
         }
-        (void) fcntl_nonblock(s->fd);
-        r = sd_event_add_io(focus_event(s->focus), &s->io, s->fd, EPOLLIN, sway_on_io, s);
+        /* One small write to a fresh local socket: its buffer takes it whole, or the peer is broken. */
+        if (write(s->fd, msg, sizeof(msg)) != (ssize_t) sizeof(msg)) {
+                sway_schedule_retry(s);
+                return -EIO;
+        }
+        r = sd_event_add_io(s->sink.event, &s->io, s->fd, EPOLLIN, sway_on_io, s);
         if (r < 0) {
                 sway_schedule_retry(s);
                 return r;
@@ -265,13 +239,18 @@ static int sway_connect(SwayIpc *s) {
         return 0;
 }
 
-int sway_ipc_new(Focus *f, const char *path, SwayIpc **ret) {
+int sway_ipc_new(const FocusSink *sink, const char *path, SwayIpc **ret) {
         SwayIpc *s;
 
         s = calloc(1, sizeof(SwayIpc));
         if (!s)
                 return -ENOMEM;
-        *s = (SwayIpc) { .focus = f, .fd = -1 };
+        *s = (SwayIpc) {
+                .sink = *sink,
+                .fd = -1,
+                .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
+                           .description = "sway-retry", .connect = sway_connect, .userdata = s },
+        };
         s->path = strdup(path);
         if (!s->path) {
                 free(s);
@@ -291,7 +270,7 @@ SwayIpc *sway_ipc_free(SwayIpc *s) {
         if (!s)
                 return NULL;
         sway_close(s);
-        s->retry = sd_event_source_unref(s->retry);
+        focus_retry_done(&s->retry);
         free(s->path);
         free(s);
         return NULL;

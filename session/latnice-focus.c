@@ -36,6 +36,8 @@
 #include "latnice/dbus.h"
 #include "focus-source.h"
 
+typedef struct Focus Focus;
+
 struct Focus {
         sd_event *event;
         sd_bus *bus;          /* NULL with --print */
@@ -110,7 +112,7 @@ static int focus_send(Focus *f) {
         return 0;
 }
 
-void focus_set(Focus *f, pid_t pid, const char *source) {
+static void focus_set(Focus *f, pid_t pid, const char *source) {
         int pidfd = -1;
 
         if (pid < 0)
@@ -143,8 +145,9 @@ void focus_set(Focus *f, pid_t pid, const char *source) {
         (void) focus_send(f);
 }
 
-sd_event *focus_event(Focus *f) {
-        return f->event;
+/* What the compositor sources (focus-sway.c, ...) call. */
+static void focus_sink_on_set(void *userdata, pid_t pid, const char *source) {
+        focus_set(userdata, pid, source);
 }
 
 static int focus_on_latniced_owner(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -445,6 +448,7 @@ int main(int argc, char *argv[]) {
         };
         Focus f = { .sent = -1, .want_pidfd = -1 };
         const char *sway, *hyprland, *niri;
+        FocusSink sink;
         bool have_source = false;
         sigset_t ss;
         int c, r;
@@ -485,22 +489,23 @@ int main(int argc, char *argv[]) {
         sway = getenv("SWAYSOCK");
         hyprland = getenv("HYPRLAND_INSTANCE_SIGNATURE");
         niri = getenv("NIRI_SOCKET");
+        sink = (FocusSink) { .event = f.event, .set = focus_sink_on_set, .userdata = &f };
         if (sway && *sway) {
-                r = sway_ipc_new(&f, sway, &f.sway);
+                r = sway_ipc_new(&sink, sway, &f.sway);
                 if (r < 0) {
                         fprintf(stderr, "Cannot follow Sway's focus: %s\n", strerror(-r));
                         return 1;
                 }
                 have_source = true;
         } else if (hyprland && *hyprland) {
-                r = hypr_ipc_new(&f, hyprland, getenv("XDG_RUNTIME_DIR"), &f.hyprland);
+                r = hypr_ipc_new(&sink, hyprland, getenv("XDG_RUNTIME_DIR"), &f.hyprland);
                 if (r < 0) {
                         fprintf(stderr, "Cannot follow Hyprland's focus: %s\n", strerror(-r));
                         return 1;
                 }
                 have_source = true;
         } else if (niri && *niri) {
-                r = niri_ipc_new(&f, niri, &f.niri);
+                r = niri_ipc_new(&sink, niri, &f.niri);
                 if (r < 0) {
                         fprintf(stderr, "Cannot follow niri's focus: %s\n", strerror(-r));
                         return 1;
