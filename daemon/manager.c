@@ -172,13 +172,13 @@ static int manager_on_trim_timer(sd_event_source *s, uint64_t usec, void *userda
         if (r < 0)
                 log_debug_errno(r, "Failed to drop start-up pages from the resident set, ignoring: %m");
         else
-                log_debug("Dropped %" PRIu64 " kB of clean file pages (start-up's code and data) from the resident set.",
-                          kb);
+                log_debug("Dropped %" PRIu64 " kB of clean file pages (start-up's code and data) from the resident "
+                          "set.", kb);
         return 0;
 }
 
 void manager_trim_soon(Manager *m) {
-        /* A few seconds on: the start-up scan or a reload's rescan is done by then, and a burst of reloads trims once. */
+        /* A few seconds on: the start-up scan or a reload's rescan is done by then; a burst of reloads trims once. */
         (void) event_reset_time_relative(m->event, &m->trim_timer, CLOCK_MONOTONIC, 3ULL * 1000 * 1000, 500 * 1000,
                                          manager_on_trim_timer, m, "memtrim", true);
 }

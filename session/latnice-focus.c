@@ -263,7 +263,8 @@ static int x11_setup(Focus *f) {
         f->atom_pid = x11_atom(f->xcb, "_NET_WM_PID");
         if (f->atom_active == XCB_ATOM_NONE || f->atom_pid == XCB_ATOM_NONE)
                 return -EIO;
-        err = xcb_request_check(f->xcb, xcb_change_window_attributes_checked(f->xcb, f->root, XCB_CW_EVENT_MASK, &mask));
+        err = xcb_request_check(f->xcb,
+                                xcb_change_window_attributes_checked(f->xcb, f->root, XCB_CW_EVENT_MASK, &mask));
         if (err) {
                 free(err);
                 return -EIO;
