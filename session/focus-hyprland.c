@@ -240,21 +240,13 @@ static void hypr_request(HyprIpc *h) {
                 hypr_request_done(h, false, 0, 0);
                 return;
         }
-        r = focus_socket_connect(path, true, &h->req_fd);
-        if (r < 0) {
-                h->req_fd = -1;
+        r = focus_socket_open(h->sink.event, path, HYPR_REQUEST, sizeof(HYPR_REQUEST) - 1, hypr_on_request_io, h,
+                              "hyprland-request", &h->req_fd, &h->req_io);
+        if (r < 0 || sd_event_add_time_relative(h->sink.event, &h->req_timer, CLOCK_MONOTONIC,
+                                                HYPR_REQUEST_TIMEOUT_USEC, 0, hypr_on_request_timeout, h) < 0) {
                 hypr_request_done(h, false, 0, 0);
                 return;
         }
-        /* A fresh local socket's buffer takes the few bytes whole, or the peer is broken. */
-        if (write(h->req_fd, HYPR_REQUEST, sizeof(HYPR_REQUEST) - 1) != (ssize_t) sizeof(HYPR_REQUEST) - 1 ||
-            sd_event_add_io(h->sink.event, &h->req_io, h->req_fd, EPOLLIN, hypr_on_request_io, h) < 0 ||
-            sd_event_add_time_relative(h->sink.event, &h->req_timer, CLOCK_MONOTONIC,
-                                       HYPR_REQUEST_TIMEOUT_USEC, 0, hypr_on_request_timeout, h) < 0) {
-                hypr_request_done(h, false, 0, 0);
-                return;
-        }
-        (void) sd_event_source_set_description(h->req_io, "hyprland-request");
         (void) sd_event_source_set_description(h->req_timer, "hyprland-request-timeout");
 }
 
@@ -319,7 +311,7 @@ static int hypr_connect(void *userdata) {
                 if (!h->dirs[i] ||
                     (size_t) snprintf(path, sizeof(path), "%s/.socket2.sock", h->dirs[i]) >= sizeof(path))
                         continue;
-                r = focus_socket_connect(path, true, &h->fd);
+                r = focus_socket_open(h->sink.event, path, NULL, 0, hypr_on_io, h, "hyprland", &h->fd, &h->io);
                 if (r >= 0)
                         h->dir = h->dirs[i];
                 else
@@ -330,12 +322,6 @@ static int hypr_connect(void *userdata) {
                 return r;
         }
         line_buffer_init(&h->lines, HYPR_LINE_MAX);
-        r = sd_event_add_io(h->sink.event, &h->io, h->fd, EPOLLIN, hypr_on_io, h);
-        if (r < 0) {
-                hypr_schedule_retry(h);
-                return r;
-        }
-        (void) sd_event_source_set_description(h->io, "hyprland");
         /* What has the focus now: the window focused before we (re)connected. Events that come
          * meanwhile are read first where they name another window. */
         h->want_any = true;

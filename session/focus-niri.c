@@ -268,32 +268,20 @@ static int niri_connect(void *userdata) {
         NiriIpc *n = userdata;
         int r;
 
-        r = focus_socket_connect(n->path, true, &n->fd);
+        r = focus_socket_open(n->sink.event, n->path, request, sizeof(request) - 1, niri_on_io, n, "niri", &n->fd,
+                              &n->io);
         if (r < 0) {
-                n->fd = -1;
                 niri_schedule_retry(n);
                 return r;
         }
         line_buffer_init(&n->lines, NIRI_LINE_MAX);
-        /* One small write to a fresh local socket: its buffer takes it whole, or the peer is broken. */
-        if (write(n->fd, request, sizeof(request) - 1) != (ssize_t) sizeof(request) - 1) {
-                r = -EIO;
-                niri_schedule_retry(n);
-                return r;
-        }
-        r = sd_event_add_io(n->sink.event, &n->io, n->fd, EPOLLIN, niri_on_io, n);
-        if (r < 0) {
-                niri_schedule_retry(n);
-                return r;
-        }
-        (void) sd_event_source_set_description(n->io, "niri");
         return 0;
 }
 
 int niri_ipc_new(const FocusSink *sink, const char *path, NiriIpc **ret) {
-        NiriIpc *n;
+        NiriIpc *n = malloc(sizeof(NiriIpc));
+        int r;
 
-        n = calloc(1, sizeof(NiriIpc));
         if (!n)
                 return -ENOMEM;
         *n = (NiriIpc) {
@@ -302,14 +290,10 @@ int niri_ipc_new(const FocusSink *sink, const char *path, NiriIpc **ret) {
                 .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
                            .description = "niri-retry", .connect = niri_connect, .userdata = n },
         };
-        n->path = strdup(path);
-        if (!n->path) {
+        r = focus_socket_path(path, &n->path);
+        if (r < 0) {
                 free(n);
-                return -ENOMEM;
-        }
-        if (strlen(path) >= sizeof(((struct sockaddr_un) {}).sun_path)) {
-                niri_ipc_free(n);
-                return -ENAMETOOLONG;
+                return r;
         }
         /* A first failure is not fatal either: niri may still be starting. */
         (void) niri_connect(n);

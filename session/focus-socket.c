@@ -6,7 +6,9 @@
  * the sources share once connected: reading a line stream, and connecting again after a backoff.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -42,6 +44,43 @@ int focus_socket_connect(const char *path, bool nonblock, int *ret_fd) {
                 return -EPERM;
         }
         *ret_fd = fd;
+        return 0;
+}
+
+int focus_socket_open(sd_event *event, const char *path, const void *request, size_t len,
+                      sd_event_io_handler_t on_io, void *userdata, const char *description, int *ret_fd,
+                      sd_event_source **ret_io) {
+        sd_event_source *io = NULL;
+        int fd, r;
+
+        r = focus_socket_connect(path, true, &fd);
+        if (r < 0)
+                return r;
+        /* One small write to a fresh local socket: its buffer takes it whole, or the peer is broken. */
+        if (len > 0 && write(fd, request, len) != (ssize_t) len) {
+                close(fd);
+                return -EIO;
+        }
+        r = sd_event_add_io(event, &io, fd, EPOLLIN, on_io, userdata);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        (void) sd_event_source_set_description(io, description);
+        *ret_fd = fd;
+        *ret_io = io;
+        return 0;
+}
+
+int focus_socket_path(const char *path, char **ret) {
+        char *copy;
+
+        if (strlen(path) >= sizeof(((struct sockaddr_un) {}).sun_path))
+                return -ENAMETOOLONG;
+        copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        *ret = copy;
         return 0;
 }
 

@@ -73,6 +73,13 @@ struct json_object *json_line_parse(const char *line, size_t len, size_t max, in
 
 /* Connects to a compositor's Unix socket; -EPERM if the peer is not our own uid (focus-socket.c). */
 int focus_socket_connect(const char *path, bool nonblock, int *ret_fd);
+/* focus_socket_connect(), then request written whole (len 0: nothing to send) and the fd watched for
+ * input with on_io (its source named description): 0, or negative with nothing left open. */
+int focus_socket_open(sd_event *event, const char *path, const void *request, size_t len,
+                      sd_event_io_handler_t on_io, void *userdata, const char *description, int *ret_fd,
+                      sd_event_source **ret_io);
+/* A copy of a socket path that fits a sockaddr_un: 0, -ENAMETOOLONG or -ENOMEM. */
+int focus_socket_path(const char *path, char **ret);
 /* Feeds what a line stream has to func, at most 'reads' reads of 64 KiB (then the loop's other
  * sources get their turn): 0, or negative when the connection is to be dropped (closed, an
  * error, or func's refusal). */

@@ -219,30 +219,18 @@ static int sway_connect(void *userdata) {
         memcpy(msg + SWAY_HEADER + len, SWAY_MAGIC, 6);
         memcpy(msg + SWAY_HEADER + len + 6, &zero, 4);
         memcpy(msg + SWAY_HEADER + len + 10, &tree, 4);
-        r = focus_socket_connect(s->path, true, &s->fd);
-        if (r < 0) {
-                s->fd = -1;
-                sway_schedule_retry(s);
-                return r;
-        }
-        /* One small write to a fresh local socket: its buffer takes it whole, or the peer is broken. */
-        if (write(s->fd, msg, sizeof(msg)) != (ssize_t) sizeof(msg)) {
-                sway_schedule_retry(s);
-                return -EIO;
-        }
-        r = sd_event_add_io(s->sink.event, &s->io, s->fd, EPOLLIN, sway_on_io, s);
+        r = focus_socket_open(s->sink.event, s->path, msg, sizeof(msg), sway_on_io, s, "sway", &s->fd, &s->io);
         if (r < 0) {
                 sway_schedule_retry(s);
                 return r;
         }
-        (void) sd_event_source_set_description(s->io, "sway");
         return 0;
 }
 
 int sway_ipc_new(const FocusSink *sink, const char *path, SwayIpc **ret) {
-        SwayIpc *s;
+        SwayIpc *s = malloc(sizeof(SwayIpc));
+        int r;
 
-        s = calloc(1, sizeof(SwayIpc));
         if (!s)
                 return -ENOMEM;
         *s = (SwayIpc) {
@@ -251,14 +239,10 @@ int sway_ipc_new(const FocusSink *sink, const char *path, SwayIpc **ret) {
                 .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
                            .description = "sway-retry", .connect = sway_connect, .userdata = s },
         };
-        s->path = strdup(path);
-        if (!s->path) {
+        r = focus_socket_path(path, &s->path);
+        if (r < 0) {
                 free(s);
-                return -ENOMEM;
-        }
-        if (strlen(path) >= sizeof(((struct sockaddr_un) {}).sun_path)) {
-                sway_ipc_free(s);
-                return -ENAMETOOLONG;
+                return r;
         }
         /* A first failure is not fatal either: Sway may still be starting. */
         (void) sway_connect(s);
