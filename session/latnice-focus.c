@@ -32,6 +32,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
+#include <systemd/sd-login.h>
 #include <xcb/res.h>
 #include <xcb/xcb.h>
 
@@ -49,6 +50,9 @@ struct Focus {
         pid_t sent;           /* what latniced was told last (-1: nothing yet) */
         pid_t in_flight;      /* what the call in flight names */
         sd_bus_slot *call;    /* the call in flight */
+        bool resend;          /* send the focus again once the call in flight is answered */
+        sd_login_monitor *login; /* logind's sessions: the one latniced binds the boost to may change */
+        sd_event_source *login_source;
         uint64_t calls, changes;
         char last_error[256]; /* said once, not at every focus change */
 
@@ -81,6 +85,10 @@ static int focus_on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 }
         }
         f->sent = f->in_flight;
+        if (f->resend) {
+                f->resend = false;
+                f->sent = -1;
+        }
         return focus_send(f);
 }
 
@@ -161,6 +169,36 @@ static int focus_on_latniced_owner(sd_bus_message *m, void *userdata, sd_bus_err
         /* A new latniced knows nothing of us: tell it again. */
         f->sent = -1;
         return focus_send(f);
+}
+
+/* A session changed (came to the front, went to the back, began, ended): latniced binds the boost to the
+ * user's active session, drops it when that one goes to the back and refuses it meanwhile. Back in front,
+ * the focus has not changed, so nothing would ask again: the focus is sent again at each change, which
+ * latniced answers at once where the boost stands already. */
+static int focus_on_login(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Focus *f = userdata;
+
+        (void) sd_login_monitor_flush(f->login);
+        if (f->call) {
+                f->resend = true;
+                return 0;
+        }
+        f->sent = -1;
+        return focus_send(f);
+}
+
+static void login_setup(Focus *f) {
+        int r;
+
+        r = sd_login_monitor_new("session", &f->login);
+        if (r >= 0)
+                r = sd_event_add_io(f->event, &f->login_source, sd_login_monitor_get_fd(f->login),
+                                    (uint32_t) sd_login_monitor_get_events(f->login), focus_on_login, f);
+        if (r < 0) {
+                fprintf(stderr, "Cannot watch logind's sessions, a boost ended by a session switch comes back at "
+                        "the next focus change only: %s\n", strerror(-r));
+                f->login = sd_login_monitor_unref(f->login);
+        }
 }
 
 /* One 32-bit value of a property, 0 if it is not there or not of that type. */
@@ -533,6 +571,8 @@ int main(int argc, char *argv[]) {
 
         if (!f.print && bus_setup(&f) < 0)
                 return 1;
+        if (!f.print)
+                login_setup(&f);
         /* The compositor's own IPC first: under Sway, X11 is XWayland and sees X clients only. */
         sway = getenv("SWAYSOCK");
         hyprland = getenv("HYPRLAND_INSTANCE_SIGNATURE");
@@ -594,6 +634,8 @@ int main(int argc, char *argv[]) {
         if (f.want_pidfd >= 0)
                 close(f.want_pidfd);
         f.xcb_source = sd_event_source_unref(f.xcb_source);
+        f.login_source = sd_event_source_unref(f.login_source);
+        f.login = sd_login_monitor_unref(f.login);
         if (f.xcb)
                 xcb_disconnect(f.xcb);
         f.bus = sd_bus_flush_close_unref(f.bus);
