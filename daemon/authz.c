@@ -53,6 +53,9 @@ AuthzForeground authz_set_foreground(uid_t caller, uid_t ruid, AuthzSession sess
         /* One's own processes only (real uid): the boost is for what the user looks at. */
         if (ruid != caller)
                 return AUTHZ_FOREGROUND_NOT_YOURS;
+        /* The boost lives as long as its session is active: without one there is nothing to bind it to. */
+        if (session == AUTHZ_SESSION_NONE)
+                return AUTHZ_FOREGROUND_NO_SESSION;
         if (session == AUTHZ_SESSION_INACTIVE_OR_REMOTE)
                 return AUTHZ_FOREGROUND_INACTIVE;
         return AUTHZ_FOREGROUND_ASK;

@@ -71,18 +71,19 @@ typedef enum AuthzList {
 } AuthzList;
 AuthzList authz_list_applied(uid_t caller, uid_t recorded_uid);
 
-/* Where the process of a SetForeground runs (bus-target.c finds out). */
+/* The login session a SetForeground is bound to (login-session.h finds it, bus-target.c asks). */
 typedef enum AuthzSession {
-        AUTHZ_SESSION_NONE,            /* in no login session: a user unit, as apps of modern desktops are */
+        AUTHZ_SESSION_NONE,               /* the user has none: no session of its own, no display session */
         AUTHZ_SESSION_ACTIVE_LOCAL,
         AUTHZ_SESSION_INACTIVE_OR_REMOTE,
 } AuthzSession;
 
 /* What SetForeground needs, in the order its errors come in. */
 typedef enum AuthzForeground {
-        AUTHZ_FOREGROUND_FREE,      /* root: boosted without asking */
-        AUTHZ_FOREGROUND_NOT_YOURS, /* another user's process (by real uid): only root may boost it */
-        AUTHZ_FOREGROUND_INACTIVE,  /* its session is not active or not local */
-        AUTHZ_FOREGROUND_ASK,       /* polkit org.latnice1.set-foreground (unless it is the same boost again) */
+        AUTHZ_FOREGROUND_FREE,       /* root: boosted without asking */
+        AUTHZ_FOREGROUND_NOT_YOURS,  /* another user's process (by real uid): only root may boost it */
+        AUTHZ_FOREGROUND_NO_SESSION, /* no session to bind the boost to: it belongs to the user at the screen */
+        AUTHZ_FOREGROUND_INACTIVE,   /* the session it would be bound to is not active or not local */
+        AUTHZ_FOREGROUND_ASK,        /* polkit org.latnice1.set-foreground (unless it is the same boost again) */
 } AuthzForeground;
 AuthzForeground authz_set_foreground(uid_t caller, uid_t ruid, AuthzSession session);

@@ -5,13 +5,12 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <sys/pidfd.h>
-#include <systemd/sd-login.h>
 
 #include "authz.h"
 #include "bus-target.h"
 #include "latnice/dbus.h"
+#include "login-session.h"
 #include "util.h"
-
 
 void target_done(Target *t) {
         if (t->pidfd >= 0)
@@ -38,14 +37,10 @@ bool target_owned_now(int proc_fd, pid_t pid, uint64_t start_time, uid_t caller)
                authz_owns(caller, ids.ruid, ids.euid);
 }
 
-AuthzSession target_session(const Target *t) {
-        _cleanup_(freep) char *session = NULL;
-
-        if (sd_pid_get_session(t->pid, &session) < 0)
-                return AUTHZ_SESSION_NONE; /* polkit decides */
-        if (sd_session_is_active(session) <= 0 || sd_session_is_remote(session) > 0)
-                return AUTHZ_SESSION_INACTIVE_OR_REMOTE;
-        return AUTHZ_SESSION_ACTIVE_LOCAL;
+AuthzSession target_bound_session(const Target *t, const BusCaller *c, char **ret_session) {
+        if (login_bound_session(t->pid, c->pid, c->uid, t->ruid, ret_session) < 0)
+                return AUTHZ_SESSION_NONE;
+        return login_session_usable(*ret_session) ? AUTHZ_SESSION_ACTIVE_LOCAL : AUTHZ_SESSION_INACTIVE_OR_REMOTE;
 }
 
 /* Pins pid (opens a pidfd first), then reads what the checks need. */

@@ -42,8 +42,9 @@ int target_send_reply(int proc_fd, const Target *t, sd_bus_message *reply, sd_bu
 /* Is the process (pid, start time) running and the caller's now (authz_owns() on its ids as they are)? */
 bool target_owned_now(int proc_fd, pid_t pid, uint64_t start_time, uid_t caller);
 
-/* The login session the pinned process runs in, for SetForeground's authorization. */
-AuthzSession target_session(const Target *t);
+/* The login session a SetForeground of the pinned process by c is bound to (login-session.h), in
+ * *ret_session (NULL: none), and whether it may carry a boost now. */
+AuthzSession target_bound_session(const Target *t, const BusCaller *c, char **ret_session);
 
 /* Root and the process's own user only (NotYourProcess otherwise). */
 int target_check_owner(const BusCaller *c, const Target *t, sd_bus_error *error);

@@ -16,6 +16,7 @@
 #include "bus-target.h"
 #include "latnice/dbus.h"
 #include "log.h"
+#include "login-session.h"
 #include "manager-bus.h"
 #include "manager-bus-internal.h"
 #include "manager-decide.h"
@@ -118,12 +119,14 @@ typedef struct SetRequest {
         int latency_nice;
         uid_t caller;
         bool may_lower; /* authorized to lower (root or polkit): else raise only, thread by thread */
+        char *session;  /* SetForeground: the login session the boost is bound to (NULL: none, root's) */
 } SetRequest;
 
 static SetRequest *set_request_free(SetRequest *s) {
         if (!s)
                 return NULL;
         target_done(&s->target);
+        free(s->session);
         return mfree(s);
 }
 
@@ -251,7 +254,14 @@ static int set_latency_nice(Manager *m, sd_bus_message *call, const BusCaller *c
 CALLER_METHOD(method_set_latency_nice, set_latency_nice, false)
 CALLER_METHOD(method_set_latency_nice_by_pidfd, set_latency_nice, true)
 
-/* SetForeground: the boost itself is manager-foreground.c's; here who may name which process. */
+/* SetForeground: the boost itself is manager-foreground.c's; here who may name which process, and
+ * which login session the boost belongs to (latniced(8)): it lives while that session is active. */
+static int session_inactive(sd_bus_error *error, const SetRequest *s) {
+        return sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED,
+                                 "Cannot boost %d: session %s of uid %u is not active, or is remote.",
+                                 (int) s->target.pid, s->session, (unsigned) s->target.ruid);
+}
+
 static int set_foreground_now(sd_bus_message *call, void *data, sd_bus_error *error) {
         SetRequest *s = data;
         Manager *m = s->manager;
@@ -261,7 +271,11 @@ static int set_foreground_now(sd_bus_message *call, void *data, sd_bus_error *er
                 return sd_bus_error_setf(error, LATNICE_ERROR_PROCESS_CHANGED,
                                          "Process %d exited or its PID was reused; nothing boosted.",
                                          (int) s->target.pid);
-        r = manager_foreground_set(m, s->caller, s->target.pid, s->target.st.start_time, s->target.ruid, call);
+        /* polkit may have taken a while: the session may have gone to the background meanwhile. */
+        if (s->session && !login_session_usable(s->session))
+                return session_inactive(error, s);
+        r = manager_foreground_set(m, s->caller, s->target.pid, s->target.st.start_time, s->target.ruid, s->session,
+                                   call);
         if (r == -EBUSY)
                 return sd_bus_error_set(error, LATNICE_ERROR_BUSY, "Too many users have a foreground boost.");
         if (r < 0)
@@ -274,6 +288,7 @@ static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, 
                           sd_bus_error *error) {
         _cleanup_(set_request_freep) SetRequest *s = NULL;
         uint32_t upid = 0;
+        AuthzSession where;
         int r, fd = -1;
 
         r = by_pidfd ? sd_bus_message_read(call, "h", &fd) : sd_bus_message_read(call, "u", &upid);
@@ -281,7 +296,7 @@ static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, 
                 return r;
         if (!by_pidfd && upid == 0) {
                 /* 0: nothing of the caller's has focus (its own boost ends; nothing to authorize). */
-                r = manager_foreground_set(m, c->uid, 0, 0, c->uid, NULL);
+                r = manager_foreground_set(m, c->uid, 0, 0, c->uid, NULL, NULL);
                 return r < 0 ? r : sd_bus_reply_method_return(call, "u", (uint32_t) 0);
         }
         if (!by_pidfd && upid > INT_MAX)
@@ -293,24 +308,30 @@ static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, 
         r = set_request_new(m, c, by_pidfd, fd, upid, 0, &s, error);
         if (r < 0)
                 return r;
-        switch (authz_set_foreground(c->uid, s->target.ruid, target_session(&s->target))) {
+        where = target_bound_session(&s->target, c, &s->session);
+        switch (authz_set_foreground(c->uid, s->target.ruid, where)) {
         case AUTHZ_FOREGROUND_NOT_YOURS:
                 return sd_bus_error_setf(error, LATNICE_ERROR_NOT_YOUR_PROCESS,
                                          "Process %d belongs to another user: only root may boost it.",
                                          (int) s->target.pid);
-        case AUTHZ_FOREGROUND_INACTIVE:
+        case AUTHZ_FOREGROUND_NO_SESSION:
                 return sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED,
-                                         "Process %d runs in a session that is not active or not local.",
-                                         (int) s->target.pid);
+                                         "Cannot boost %d: uid %u has no active session, and a foreground boost "
+                                         "belongs to one.", (int) s->target.pid, (unsigned) s->target.ruid);
+        case AUTHZ_FOREGROUND_INACTIVE:
+                return session_inactive(error, s);
         case AUTHZ_FOREGROUND_FREE:
+                /* Root's boost is bound to the user's session where it is active, else to nothing. */
+                if (where != AUTHZ_SESSION_ACTIVE_LOCAL)
+                        s->session = mfree(s->session);
                 r = set_foreground_now(call, s, error);
                 return r < 0 ? r : 1;
         case AUTHZ_FOREGROUND_ASK:
                 break;
         }
         /* The same window again (focus services repeat themselves): polkit said yes to this very boost, whose
-         * target was checked above to be the caller's, in an active session. */
-        r = manager_foreground_current(m, c->uid, s->target.pid, s->target.st.start_time, call);
+         * target was checked above to be the caller's, bound to the same session, active now. */
+        r = manager_foreground_current(m, c->uid, s->target.pid, s->target.st.start_time, s->session, call);
         if (r >= 0)
                 return sd_bus_reply_method_return(call, "u", (uint32_t) r);
         return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_FOREGROUND, NULL, set_foreground_now,

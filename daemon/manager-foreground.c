@@ -13,10 +13,13 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sys/epoll.h>
+#include <systemd/sd-login.h>
 
 #include "foreground-util.h"
 #include "foreground.h"
 #include "log.h"
+#include "login-session.h"
 #include "manager-decide.h"
 #include "manager-foreground.h"
 #include "proc.h"
@@ -39,6 +42,7 @@ typedef struct Boost {
         Member *members;
         size_t n_members;
         sd_bus_track *track;
+        char *session;        /* the login session it is bound to; NULL: none (root's, without one) */
 } Boost;
 
 typedef struct ManagerForeground {
@@ -48,6 +52,8 @@ typedef struct ManagerForeground {
         ForegroundCover cover;
         Boost *boosts[FOREGROUND_MAX_OWNERS];
         uint64_t moves;
+        sd_login_monitor *login; /* logind's sessions, watched from the first bound boost on */
+        sd_event_source *login_source;
 } ManagerForeground;
 
 static ManagerForeground *fg_state(Manager *m) {
@@ -152,6 +158,7 @@ static void boost_free(Manager *m, Boost *b) {
                 if (b->fg->boosts[i] == b)
                         b->fg->boosts[i] = NULL;
         sd_bus_track_unref(b->track);
+        free(b->session);
         free(b->members);
         free(b);
 }
@@ -162,6 +169,62 @@ static int boost_on_track(sd_bus_track *t, void *userdata) {
 
         log_info("The bus names that set uid %u's foreground boost are gone: ending it.", (unsigned) b->owner);
         boost_free(m, b);
+        return 0;
+}
+
+/* logind changed a session: a boost whose session is no longer active (another user's in front on the seat,
+ * a switch to a VT, the session ended) ends here, whoever still holds it on the bus. */
+static int fg_on_login(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        ManagerForeground *fg = userdata;
+
+        (void) sd_login_monitor_flush(fg->login);
+        for (size_t i = 0; i < FOREGROUND_MAX_OWNERS; i++) {
+                Boost *b = fg->boosts[i];
+
+                if (!b || !b->session || login_session_usable(b->session))
+                        continue;
+                log_info("Session %s of uid %u is no longer active: ending its foreground boost.", b->session,
+                         (unsigned) b->owner);
+                boost_free(fg->manager, b);
+        }
+        return 0;
+}
+
+static int fg_watch_logins(ManagerForeground *fg) {
+        int r;
+
+        if (fg->login)
+                return 0;
+        r = sd_login_monitor_new("session", &fg->login);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(fg->manager->event, &fg->login_source, sd_login_monitor_get_fd(fg->login),
+                            (uint32_t) sd_login_monitor_get_events(fg->login), fg_on_login, fg);
+        if (r < 0) {
+                fg->login = sd_login_monitor_unref(fg->login);
+                return r;
+        }
+        (void) sd_event_source_set_description(fg->login_source, "foreground-logins");
+        return 0;
+}
+
+/* b belongs to session from now on (the target, or its caller's user, may have moved to another one). */
+static int boost_bind(ManagerForeground *fg, Boost *b, const char *session) {
+        char *copy = NULL;
+        int r;
+
+        if (streq_ptr(b->session, session))
+                return 0;
+        if (session) {
+                r = fg_watch_logins(fg);
+                if (r < 0)
+                        return r;
+                copy = strdup(session);
+                if (!copy)
+                        return -ENOMEM;
+        }
+        free(b->session);
+        b->session = copy;
         return 0;
 }
 
@@ -247,7 +310,8 @@ static bool members_have(const Member *v, size_t n, pid_t pid, uint64_t start) {
         return false;
 }
 
-int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, uid_t uid, sd_bus_message *call) {
+int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, uid_t uid, const char *session,
+                           sd_bus_message *call) {
         ManagerForeground *fg = fg_state(m);
         _cleanup_(freep) pid_t *pids = NULL;
         _cleanup_(freep) Member *next = NULL;
@@ -276,6 +340,9 @@ int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_ti
                 if (r < 0)
                         return r;
         }
+        r = boost_bind(fg, b, session);
+        if (r < 0)
+                return r;
         if (b->root == pid && b->root_start == start_time)
                 return (int) b->n_members; /* the same window again, or another of the same process */
         fg->moves++;
@@ -305,17 +372,19 @@ int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_ti
         b->root = pid;
         b->root_start = start_time;
         b->uid = uid;
-        log_info("Foreground of uid %u: PID %d, %zu process%s boosted to LatencyNice=%d.", (unsigned) owner,
-                 (int) pid, n_next, n_next == 1 ? "" : "es", fg->value);
+        log_info("Foreground of uid %u: PID %d, %zu process%s boosted to LatencyNice=%d%s%s.", (unsigned) owner,
+                 (int) pid, n_next, n_next == 1 ? "" : "es", fg->value, b->session ? ", while session " : "",
+                 b->session ?: "");
         return (int) n_next;
 }
 
-int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, sd_bus_message *call) {
+int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, const char *session,
+                               sd_bus_message *call) {
         ManagerForeground *fg = m->foreground_state;
         Boost *b = fg ? boost_find(fg, owner, false) : NULL;
         int r;
 
-        if (!b || b->root != pid || b->root_start != start_time)
+        if (!b || b->root != pid || b->root_start != start_time || !streq_ptr(b->session, session))
                 return -ENOENT;
         if (call && b->track) {
                 /* A new connection of the same user (latnice-focus restarted) keeps the boost alive too. */
@@ -397,8 +466,11 @@ void manager_foreground_free(Manager *m) {
         for (size_t i = 0; i < FOREGROUND_MAX_OWNERS; i++)
                 if (fg->boosts[i]) {
                         sd_bus_track_unref(fg->boosts[i]->track);
+                        free(fg->boosts[i]->session);
                         free(fg->boosts[i]->members);
                         free(fg->boosts[i]);
                 }
+        sd_event_source_disable_unref(fg->login_source);
+        sd_login_monitor_unref(fg->login);
         m->foreground_state = mfree(fg);
 }

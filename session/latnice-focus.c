@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -31,6 +32,8 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
+#include <systemd/sd-login.h>
+#include <xcb/res.h>
 #include <xcb/xcb.h>
 
 #include "latnice/dbus.h"
@@ -49,12 +52,16 @@ struct Focus {
         pid_t sent;           /* what latniced was told last (-1: nothing yet) */
         pid_t in_flight;      /* what the call in flight names */
         sd_bus_slot *call;    /* the call in flight */
+        bool resend;          /* send the focus again once the call in flight is answered */
+        sd_login_monitor *login; /* logind's sessions: the one latniced binds the boost to may change */
+        sd_event_source *login_source;
         uint64_t calls, changes;
         char last_error[256]; /* said once, not at every focus change */
 
         xcb_connection_t *xcb;
         xcb_window_t root;
         xcb_atom_t atom_active, atom_pid;
+        bool have_xres;       /* the server says which pid a client has (X-Resource 1.2) */
         sd_event_source *xcb_source;
 
         SwayIpc *sway;
@@ -80,6 +87,10 @@ static int focus_on_reply(sd_bus_message *reply, void *userdata, sd_bus_error *r
                 }
         }
         f->sent = f->in_flight;
+        if (f->resend) {
+                f->resend = false;
+                f->sent = -1;
+        }
         return focus_send(f);
 }
 
@@ -163,6 +174,36 @@ static int focus_on_latniced_owner(sd_bus_message *m, void *userdata, sd_bus_err
         return focus_send(f);
 }
 
+/* A session changed (came to the front, went to the back, began, ended): latniced binds the boost to the
+ * user's active session, drops it when that one goes to the back and refuses it meanwhile. Back in front,
+ * the focus has not changed, so nothing would ask again: the focus is sent again at each change, which
+ * latniced answers at once where the boost stands already. */
+static int focus_on_login(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Focus *f = userdata;
+
+        (void) sd_login_monitor_flush(f->login);
+        if (f->call) {
+                f->resend = true;
+                return 0;
+        }
+        f->sent = -1;
+        return focus_send(f);
+}
+
+static void login_setup(Focus *f) {
+        int r;
+
+        r = sd_login_monitor_new("session", &f->login);
+        if (r >= 0)
+                r = sd_event_add_io(f->event, &f->login_source, sd_login_monitor_get_fd(f->login),
+                                    (uint32_t) sd_login_monitor_get_events(f->login), focus_on_login, f);
+        if (r < 0) {
+                fprintf(stderr, "Cannot watch logind's sessions, a boost ended by a session switch comes back at "
+                        "the next focus change only: %s\n", strerror(-r));
+                f->login = sd_login_monitor_unref(f->login);
+        }
+}
+
 /* One 32-bit value of a property, 0 if it is not there or not of that type. */
 static uint32_t x11_get_u32(Focus *f, xcb_window_t w, xcb_atom_t prop, xcb_atom_t type) {
         xcb_get_property_reply_t *reply;
@@ -177,15 +218,60 @@ static uint32_t x11_get_u32(Focus *f, xcb_window_t w, xcb_atom_t prop, xcb_atom_
         return v;
 }
 
-static void x11_update(Focus *f) {
-        xcb_window_t w;
+/* The pid of the client that made window w, as the X server knows it from the client's socket
+ * (X-Resource's LocalClientPID): a pid of the server's pid namespace. 0 if the server cannot tell (a
+ * client over TCP, or one gone). */
+static uint32_t x11_client_pid(Focus *f, xcb_window_t w) {
+        xcb_res_client_id_spec_t spec = { .client = w, .mask = XCB_RES_CLIENT_ID_MASK_LOCAL_CLIENT_PID };
+        xcb_res_query_client_ids_reply_t *reply;
+        xcb_res_client_id_value_iterator_t it;
         uint32_t pid = 0;
 
+        reply = xcb_res_query_client_ids_reply(f->xcb, xcb_res_query_client_ids(f->xcb, 1, &spec), NULL);
+        if (!reply)
+                return 0;
+        for (it = xcb_res_query_client_ids_ids_iterator(reply); it.rem > 0; xcb_res_client_id_value_next(&it))
+                if ((it.data->spec.mask & XCB_RES_CLIENT_ID_MASK_LOCAL_CLIENT_PID) &&
+                    xcb_res_client_id_value_value_length(it.data) >= 1) {
+                        pid = xcb_res_client_id_value_value(it.data)[0];
+                        break;
+                }
+        free(reply);
+        return pid;
+}
+
+static void x11_update(Focus *f) {
+        xcb_window_t w;
+        uint32_t pid = 0, said;
+
         w = x11_get_u32(f, f->root, f->atom_active, XCB_ATOM_WINDOW);
-        if (w != XCB_WINDOW_NONE)
+        if (w != XCB_WINDOW_NONE && f->have_xres) {
+                /* _NET_WM_PID is the client's word, and a sandboxed client's is a pid of its own pid
+                 * namespace (Flatpak): the server's word on the client's socket counts, and nothing
+                 * else, also where it cannot tell. */
+                pid = x11_client_pid(f, w);
+                said = x11_get_u32(f, w, f->atom_pid, XCB_ATOM_CARDINAL);
+                if (f->debug && said != 0 && said != pid)
+                        fprintf(stderr, "<7>x11: window 0x%" PRIx32 " says _NET_WM_PID %" PRIu32 ", its client is "
+                                "pid %" PRIu32 " (X-Resource): that one counts.\n", w, said, pid);
+        } else if (w != XCB_WINDOW_NONE)
+                /* No X-Resource: the client's word; latniced checks it names one of our own processes. */
                 pid = x11_get_u32(f, w, f->atom_pid, XCB_ATOM_CARDINAL);
-        /* _NET_WM_PID is the client's word: latniced checks it names one of our own processes. */
         focus_set(f, pid <= (uint32_t) INT32_MAX ? (pid_t) pid : 0, "x11");
+}
+
+/* Does the server answer X-Resource's QueryClientIds (version 1.2)? */
+static bool x11_has_xres(xcb_connection_t *c) {
+        const xcb_query_extension_reply_t *ext = xcb_get_extension_data(c, &xcb_res_id);
+        xcb_res_query_version_reply_t *v;
+        bool ok;
+
+        if (!ext || !ext->present)
+                return false;
+        v = xcb_res_query_version_reply(c, xcb_res_query_version(c, 1, 2), NULL);
+        ok = v && (v->server_major > 1 || (v->server_major == 1 && v->server_minor >= 2));
+        free(v);
+        return ok;
 }
 
 static int x11_on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -263,6 +349,10 @@ static int x11_setup(Focus *f) {
         f->atom_pid = x11_atom(f->xcb, "_NET_WM_PID");
         if (f->atom_active == XCB_ATOM_NONE || f->atom_pid == XCB_ATOM_NONE)
                 return -EIO;
+        f->have_xres = x11_has_xres(f->xcb);
+        if (!f->have_xres)
+                fprintf(stderr, "The X server has no X-Resource extension: a window's _NET_WM_PID is taken at its "
+                        "word, and a sandboxed application's names nothing here.\n");
         err = xcb_request_check(f->xcb,
                                 xcb_change_window_attributes_checked(f->xcb, f->root, XCB_CW_EVENT_MASK, &mask));
         if (err) {
@@ -486,6 +576,8 @@ int main(int argc, char *argv[]) {
 
         if (!f.print && bus_setup(&f) < 0)
                 return 1;
+        if (!f.print)
+                login_setup(&f);
         /* The compositor's own IPC first: under Sway, X11 is XWayland and sees X clients only. */
         sway = getenv("SWAYSOCK");
         hyprland = getenv("HYPRLAND_INSTANCE_SIGNATURE");
@@ -548,6 +640,8 @@ int main(int argc, char *argv[]) {
         if (f.want_pidfd >= 0)
                 close(f.want_pidfd);
         f.xcb_source = sd_event_source_unref(f.xcb_source);
+        f.login_source = sd_event_source_unref(f.login_source);
+        f.login = sd_login_monitor_unref(f.login);
         if (f.xcb)
                 xcb_disconnect(f.xcb);
         f.bus = sd_bus_flush_close_unref(f.bus);

@@ -31,11 +31,13 @@ bool manager_foreground_enabled(const Manager *m) {
         return false;
 }
 
-int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, uid_t uid, sd_bus_message *call) {
+int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, uid_t uid, const char *session,
+                           sd_bus_message *call) {
         return 0;
 }
 
-int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, sd_bus_message *call) {
+int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t start_time, const char *session,
+                               sd_bus_message *call) {
         return -ENOENT;
 }
 

@@ -3,7 +3,8 @@
 # Wayland and Sway): the contained systemd of tests/systemd with a real system bus, polkitd and
 # systemd-logind, latniced, user U logged in with pam_systemd running $WORK/session.sh (the caller
 # writes it: it starts the display and writes $HOME/session), latnice-focus as the shipped user unit,
-# and the helpers that read a task's value. Set SESSION_TYPE (x11, wayland) before fg_start.
+# and the helpers that read a task's value. Set SESSION_TYPE (x11, wayland) before fg_start, and
+# FG_SEAT=seat0 for a session on a seat (without VTs: see fg_start).
 # Sourced with the test's arguments, BUILD_DIR [SOURCE_DIR], and $HERE set.
 SRC=${2:-$(readlink -f "$HERE/../..")}
 BUILD=$(readlink -f "${1:-$SRC/build}")
@@ -86,6 +87,12 @@ fg_start() {
         # Homes in the container's own /tmp: /home is the host's.
         in_ useradd -m -d /tmp/home-$U -u $UID_U -s /bin/sh $U &&
                 in_ useradd -m -d /tmp/home-$V -u $UID_V -s /bin/sh $V || { fail "useradd"; exit 1; }
+        if [[ ${FG_SEAT:-} ]]; then
+                # logind gives seat0 VTs when it can read the console's active VT, and the console here
+                # is the host's. Hidden, seat0 has no VTs: the newest session on it is its active one,
+                # and `loginctl activate` switches, as on a seat with a display manager.
+                in_ mount -t tmpfs -o mode=755 lntest-no-vt /sys/class/tty || { fail "hide the VTs"; exit 1; }
+        fi
         check "systemd-logind runs" in_ systemctl start systemd-logind.service
         # What systemd-tmpfiles (masked in the harness) makes at boot: without it polkitd's
         # sd_login_monitor_new() fails and polkit sees no sessions at all.
@@ -99,7 +106,8 @@ fg_start() {
         check "it owns org.latnice1" eventually 10 in_ busctl status org.latnice1
 
         # A login of U with pam_systemd, as a display manager would make it.
-        in_ env XDG_SESSION_TYPE=$SESSION_TYPE XDG_SESSION_CLASS=user runuser -l $U -c "$IN/session.sh" \
+        in_ env XDG_SESSION_TYPE=$SESSION_TYPE XDG_SESSION_CLASS=user ${FG_SEAT:+XDG_SEAT=$FG_SEAT} \
+                runuser -l $U -c "$IN/session.sh" \
                 > "$WORK/session.log" 2>&1 &
         if eventually 20 in_ test -s /tmp/home-$U/session >/dev/null 2>&1; then
                 pass "the session is up ($SESSION_TYPE)"

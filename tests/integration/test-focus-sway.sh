@@ -3,7 +3,8 @@
 #
 # latnice-focus against a real Sway (headless wlroots backend) with --print (no latniced): two
 # Wayland clients (foot) from two processes, focus moved with swaymsg, the focused client killed, and
-# Sway restarted under latnice-focus (it reconnects and follows the new Sway).
+# Sway restarted under latnice-focus (it reconnects and follows the new Sway). A client in its own pid
+# namespace (as a Flatpak app's): Sway names it by its socket's credentials, a pid here.
 #
 #   test-focus-sway.sh LATNICE_FOCUS
 #
@@ -11,7 +12,7 @@
 set -uo pipefail
 FOCUS=$(readlink -f "$1")
 [[ $EUID == 0 ]] || { echo "SKIP: needs root (runs sway as another user)"; exit 77; }
-for p in sway swaymsg foot setpriv; do
+for p in sway swaymsg foot setpriv unshare; do
         command -v $p >/dev/null || { echo "SKIP: $p is not installed (Debian: sway, foot, util-linux)"; exit 77; }
 done
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
@@ -64,6 +65,19 @@ WL=$(ls "$WORK" | grep -m1 '^wayland-[0-9]*$')
 "${AS_USER[@]}" WAYLAND_DISPLAY=$WL foot sleep 1000 > "$WORK/client-c.log" 2>&1 &
 C=$!; PIDS+=($C)
 if wait_focus $C sway; then pass "after a Sway restart latnice-focus follows the new Sway ($C)"; else fail "after restart: got '$(last_focus sway)', want $C"; fi
+
+# A sandboxed client: foot as pid 1 of its own pid namespace.
+unshare --pid --fork --mount-proc "${AS_USER[@]}" WAYLAND_DISPLAY=$WL foot sleep 1000 > "$WORK/client-s.log" 2>&1 &
+SU=$!; PIDS+=($SU)
+for ((i = 0; i < 50; i++)); do
+        S=$(awk '{ print $1 }' /proc/$SU/task/$SU/children 2>/dev/null)
+        [[ $S ]] && break
+        sleep 0.1
+done
+echo "# sandboxed client: pid $S, $(awk '/^NSpid:/ { print $3 }' /proc/$S/status 2>/dev/null) in its namespace"
+if wait_focus "$S" sway; then pass "a client in its own pid namespace: Sway names its pid here ($S)"
+else fail "a sandboxed client: got '$(last_focus sway)', want its pid here $S"; fi
+kill -KILL "$S" 2>/dev/null # the init of its pid namespace: SIGKILL only
 
 echo "# latnice-focus --print:"; sed 's/^/#   /' "$WORK/focus.out"
 [[ $failed == 0 ]] || { echo "# stderr:"; sed 's/^/#   /' "$WORK/focus.err"; tail -5 "$WORK/sway.log"; }

@@ -4,7 +4,10 @@
 # latnice-focus against a real X server (Xvfb) and window manager (i3), with
 # --print (no latniced): two clients from two processes, focus moved with
 # xdotool, the focused client exiting, and a focus storm that collapses into
-# few calls and ends on the right process.
+# few calls and ends on the right process. A client in its own pid namespace
+# (as a Flatpak app's), whose _NET_WM_PID is a pid of that namespace, and a
+# client whose _NET_WM_PID names another process: the pid reported is the
+# one the X server knows from the client's socket (X-Resource).
 #
 #   test-focus-x11.sh LATNICE_FOCUS FOCUS_CLIENT
 #
@@ -17,7 +20,7 @@ failures=0
 pass() { echo "ok   - $*"; }
 fail() { echo "FAIL - $*"; failures=$((failures + 1)); }
 
-for p in Xvfb i3 xdotool; do
+for p in Xvfb i3 xdotool xdpyinfo unshare; do
         command -v $p >/dev/null || { echo "SKIP: $p is not installed"; exit 77; }
 done
 
@@ -85,6 +88,38 @@ if wait_focus "$apid"; then pass "after a focus storm the focus is a"; else fail
 after=$(wc -l < "$WORK/focus.out")
 echo "# storm: 200 switches, $((after - before)) focus changes reported"
 if (( after - before <= 201 )); then pass "a storm reports at most one change per switch"; else fail "a storm reports $((after - before)) changes for 200 switches"; fi
+
+# A sandboxed client: its own pid namespace, in which it is pid 1 and sets _NET_WM_PID to 1. The
+# X server knows its pid here from its socket (X-Resource's LocalClientPID), and that one counts.
+exts=$(xdpyinfo -queryExtensions 2>/dev/null)
+if grep -q 'X-Resource' <<< "$exts"; then
+        unshare --pid --fork --mount-proc "$CLIENT" sandboxed > "$WORK/sandboxed.win" 2> "$WORK/sandboxed.err" &
+        upid=$!
+        pids+=($upid)
+        for ((i = 0; i < 100; i++)); do [[ -s $WORK/sandboxed.win ]] && break; sleep 0.1; done
+        spid=$(cat /proc/$upid/task/$upid/children 2>/dev/null | awk '{ print $1 }')
+        swin=$(head -1 "$WORK/sandboxed.win")
+        echo "# sandboxed client: pid $spid here, $(awk '/^NSpid:/ { print $3 }' /proc/$spid/status) in its namespace"
+        if wait_focus "$spid"; then
+                pass "a sandboxed client (its _NET_WM_PID is 1, of its own pid namespace): its pid here ($spid)"
+        else fail "a sandboxed client: got '$(last_focus)', want its pid here $spid"; fi
+        # unshare waits for its child, and the init of a pid namespace takes no SIGTERM from outside.
+        kill -KILL "$spid" 2>/dev/null
+        wait "$upid" 2>/dev/null
+        # A client whose _NET_WM_PID names this shell: the X server's word wins.
+        "$CLIENT" liar $$ > "$WORK/liar.win" &
+        lpid=$!
+        pids+=($lpid)
+        if wait_focus "$lpid"; then pass "a client whose _NET_WM_PID names another process ($$): its own pid ($lpid)"
+        else fail "a client whose _NET_WM_PID is $$: got '$(last_focus)', want its own pid $lpid"; fi
+        kill "$lpid"
+        xdotool windowactivate --sync "$bwin" 2>/dev/null || xdotool windowfocus --sync "$bwin"
+        wait_focus "$bpid" || fail "focus back to b: got '$(last_focus)'"
+        xdotool windowactivate --sync "$awin" 2>/dev/null || xdotool windowfocus --sync "$awin"
+        wait_focus "$apid" || fail "focus back to a: got '$(last_focus)'"
+else
+        echo "# this X server has no X-Resource extension: the sandboxed client's check is left out"
+fi
 
 # The focused client exits: i3 focuses the other one.
 kill "$apid"

@@ -78,9 +78,11 @@ static void test_foreground(void) {
         ASSERT_EQ(authz_set_foreground(1000, 0, AUTHZ_SESSION_ACTIVE_LOCAL), AUTHZ_FOREGROUND_NOT_YOURS);
         ASSERT_EQ(authz_set_foreground(1000, 1001, AUTHZ_SESSION_INACTIVE_OR_REMOTE), AUTHZ_FOREGROUND_NOT_YOURS);
         ASSERT_EQ(authz_set_foreground(1000, 1000, AUTHZ_SESSION_INACTIVE_OR_REMOTE), AUTHZ_FOREGROUND_INACTIVE);
-        /* one's own, in an active local session or in none (a user unit): polkit decides */
+        /* one's own, bound to an active local session: polkit decides */
         ASSERT_EQ(authz_set_foreground(1000, 1000, AUTHZ_SESSION_ACTIVE_LOCAL), AUTHZ_FOREGROUND_ASK);
-        ASSERT_EQ(authz_set_foreground(1000, 1000, AUTHZ_SESSION_NONE), AUTHZ_FOREGROUND_ASK);
+        /* no session to bind it to (no session of its own, none of the caller's, no display session) */
+        ASSERT_EQ(authz_set_foreground(1000, 1000, AUTHZ_SESSION_NONE), AUTHZ_FOREGROUND_NO_SESSION);
+        ASSERT_EQ(authz_set_foreground(1000, 1001, AUTHZ_SESSION_NONE), AUTHZ_FOREGROUND_NOT_YOURS);
 }
 
 int main(void) {
