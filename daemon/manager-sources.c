@@ -17,6 +17,7 @@
 #include "exec-netlink.h"
 #include "log.h"
 #include "manager-decide.h"
+#include "manager-inherited.h"
 #include "manager-sources.h"
 #include "proc.h"
 #include "util.h"
@@ -368,6 +369,8 @@ static int manager_on_bpf(sd_event_source *s, int fd, uint32_t revents, void *us
         /* Renames that did not fit: those processes, not all of them, are decided by the sweep. */
         if (exec_bpf_take_renames_lost(m->bpf))
                 manager_arm_rename_sweep(m);
+        if (exec_bpf_take_inherited_full(m->bpf))
+                manager_inherited_on_full(m);
         if (exec_bpf_take_lost(m->bpf)) {
                 ExecBpfCounters c;
 

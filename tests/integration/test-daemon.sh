@@ -227,12 +227,26 @@ expect_slice "$P" "$SLICE10" "a parent gets its rule's value"
 for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
 C=$(cat "$T/child"); PIDS+=("$C")
 expect_slice "$C" "$SLICE10" "its child execing a matched program gets that rule's value"
+# A subshell of a subshell of lnt-parent that never execs, reparented when the outer one exits: it carries
+# the rule's value out of every tree latniced walks (it waits on a FIFO nobody writes).
+rm -f "$T/never" "$T/orphan"; mkfifo "$T/never"
+bg "$T/lnt-parent" -c "sleep 0.3; ( (echo \$BASHPID > $T/orphan; read x < $T/never) & ); read y < $T/never"; P2=$LAST
+expect_slice "$P2" "$SLICE10" "another lnt-parent gets its rule's value"
+for _ in $(seq 40); do [ -s "$T/orphan" ] && break; sleep 0.05; done
+O=$(cat "$T/orphan"); PIDS+=("$O")
+ppid() { awk '{ print $4 }' "/proc/$1/stat" 2>/dev/null; }
+out_of_tree() { local p; p=$(ppid "$O"); [ -n "$p" ] && [ "$p" != "$P2" ] && [ "$(ppid "$p")" != "$P2" ]; }
+for _ in $(seq 40); do out_of_tree && break; sleep 0.05; done
+out_of_tree && [ "$(slice_of "$O")" = "$SLICE10" ] &&
+        ok "  its subshell's subshell ($O) is reparented (to $(ppid "$O")) and carries the -10" ||
+        fail "  its subshell's subshell: ppid $(ppid "$O"), slice $(slice_of "$O")"
 stop_daemon
 expect_slice "$A" "$BASE" "SIGTERM restores values that are still ours"
 [ "$(slice_of "$B")" = "$FOREIGN" ] && ok "SIGTERM leaves a foreign value alone" || fail "foreign value undone"
 expect_slice "$C" "$BASE" "SIGTERM restores a forked child to what its parent had before us, not to our value"
 expect_slice "$P" "$BASE" "SIGTERM restores the parent"
-kill "$A" "$B" "$C" "$P" 2>/dev/null; rm -f "$T/child"
+expect_slice "$O" "$BASE" "SIGTERM restores the reparented subshell that inherited the -10 (the record of forks)"
+kill "$A" "$B" "$C" "$P" "$O" "$P2" 2>/dev/null; rm -f "$T/child" "$T/orphan" "$T/never"
 
 # --- a main thread that calls pthread_exit() is not the process exiting
 cp "$(readlink -f /usr/bin/python3)" "$T/lnt-pyexit"
