@@ -49,3 +49,8 @@ size_t manager_inherited_restore_all(Manager *m);
 
 /* The kernel could not record a fork (the map is full): drop what is stale, at most every few seconds. */
 void manager_inherited_on_full(Manager *m);
+
+/* The proc connector's events (without BPF): a new process, child of parent (a tgid); a process exited. */
+void manager_inherited_on_fork(Manager *m, pid_t child, pid_t parent);
+void manager_inherited_on_exit(Manager *m, pid_t pid);
+void manager_inherited_done(Manager *m);

@@ -284,6 +284,32 @@ stop_daemon
 expect_slice "$K" "$BASE" "after kill -9 and a restart, SIGTERM restores the first latniced's value"
 kill "$K"
 
+# start_orphan WHAT: lnt-pyexit (a rule's -10) forks a child that forks the orphan and exits; the orphan
+# never execs and is reparented: sets O and P2. orphan_restored WHAT, after a stop: O has the default.
+start_orphan() {
+        rm -f "$T/orphan" "$T/never"; mkfifo "$T/never"
+        bg "$T/lnt-pyexit" -c "import os, time
+time.sleep(0.3)
+if os.fork() == 0:
+    if os.fork() == 0:
+        open('$T/orphan', 'w').write(str(os.getpid()))
+        open('$T/never').read()
+    os._exit(0)
+os.wait()
+open('$T/never').read()"; P2=$LAST
+        expect_slice "$P2" "$SLICE10" "$1: lnt-pyexit gets its rule's value"
+        for _ in $(seq 40); do [ -s "$T/orphan" ] && break; sleep 0.05; done
+        O=$(cat "$T/orphan"); PIDS+=("$O")
+        for _ in $(seq 40); do out_of_tree && break; sleep 0.05; done
+        out_of_tree && [ "$(slice_of "$O")" = "$SLICE10" ] &&
+                ok "  $1: its child's child ($O) is reparented and carries the -10" ||
+                fail "  $1: its child's child: ppid $(ppid "$O"), slice $(slice_of "$O")"
+}
+orphan_restored() {
+        expect_slice "$O" "$BASE" "  $1: SIGTERM restores that reparented process too"
+        kill "$O" "$P2" 2>/dev/null; rm -f "$T/orphan" "$T/never"
+}
+
 # --- the plain tracepoint (fallback for kernels whose BTF lacks what tp_btf needs), and --dry-run
 # libbpf finds a plain tracepoint through tracefs, which systemd mounts on every boot but
 # this test machine may lack: mount it for the test, unmount it afterwards.
@@ -295,7 +321,9 @@ grep -q "Event source bpf: BPF exec tracepoint (tracepoint)" "$T/log" && ok "pla
         fail "tracepoint: $(grep 'Event source' "$T/log")"
 bg "$T/lnt-sleep" 30; X=$LAST
 expect_slice "$X" "$SLICE10" "plain tracepoint: matched exec gets its value"
+start_orphan "plain tracepoint (raw_tp fork hook)"
 stop_daemon; kill "$X"
+orphan_restored "plain tracepoint"
 [ -n "${TRACEFS_MOUNTED:-}" ] && umount /sys/kernel/tracing && TRACEFS_MOUNTED=
 start_daemon --dry-run || exit 1
 bg "$T/lnt-sleep" 30; X=$LAST
@@ -314,7 +342,10 @@ for src in netlink proc-scan; do
         expect_slice "$X" "$SLICE10" "$src: matched exec gets its value"
         sleep 0.3
         [ "$(slice_of "$Y")" = "$BASE" ] && ok "$src: unmatched exec untouched" || fail "$src: unmatched changed"
+        # The proc connector reports forks: the record is kept in user space. A /proc scan keeps none.
+        [ "$src" = netlink ] && start_orphan "$src"
         stop_daemon
+        [ "$src" = netlink ] && orphan_restored "$src"
         kill "$X" "$Y"
 done
 
