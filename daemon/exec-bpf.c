@@ -82,6 +82,8 @@ static int try_load(ExecBpf *b, const ExecBpfOptions *o, bool btf) {
         bpf_program__set_autoload(b->skel->progs.exit_tp, !btf);
         bpf_program__set_autoload(b->skel->progs.rename_btf, btf);
         bpf_program__set_autoload(b->skel->progs.rename_tp, !btf);
+        bpf_program__set_autoload(b->skel->progs.fork_btf, btf);
+        bpf_program__set_autoload(b->skel->progs.fork_raw, !btf);
         r = exec_bpf__load(b->skel);
         if (r < 0)
                 return r;
@@ -473,9 +475,76 @@ int exec_bpf_track(ExecBpf *b, pid_t pid, bool on) {
         return 0;
 }
 
+static void inherited_from_value(uint32_t key, const struct latnice_inherited *v, ExecBpfInherited *ret) {
+        *ret = (ExecBpfInherited) {
+                .pid = (pid_t) key,
+                .origin = (pid_t) v->origin,
+                .origin_start_boottime = v->origin_start_boottime,
+                .start_boottime = v->start_boottime,
+        };
+}
+
+int exec_bpf_inherited_list(ExecBpf *b, ExecBpfInherited **ret) {
+        int fd = bpf_map__fd(b->skel->maps.inherited);
+        _cleanup_(freep) ExecBpfInherited *v = NULL;
+        size_t n = 0, alloc = 0;
+        uint32_t key, next;
+        int r;
+
+        /* Two system calls an entry; a key deleted meanwhile (an exit) restarts the walk: bounded. */
+        r = bpf_map_get_next_key(fd, NULL, &next);
+        for (size_t k = 0; r == 0 && k < LATNICE_INHERITED_MAX; k++) {
+                struct latnice_inherited value;
+
+                key = next;
+                r = bpf_map_get_next_key(fd, &key, &next);
+                if (bpf_map_lookup_elem(fd, &key, &value) < 0)
+                        continue;
+                if (n >= alloc) {
+                        size_t a = alloc ? alloc * 2 : 64;
+                        ExecBpfInherited *nv = reallocarray(v, a, sizeof(ExecBpfInherited));
+
+                        if (!nv)
+                                return -ENOMEM;
+                        v = nv;
+                        alloc = a;
+                }
+                inherited_from_value(key, &value, &v[n++]);
+        }
+        if (r < 0 && errno != ENOENT)
+                return -errno;
+        *ret = TAKE_PTR(v);
+        return (int) n;
+}
+
+int exec_bpf_inherited_get(ExecBpf *b, pid_t pid, ExecBpfInherited *ret) {
+        struct latnice_inherited value;
+        uint32_t key = (uint32_t) pid;
+
+        if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.inherited), &key, &value) < 0)
+                return -errno;
+        inherited_from_value(key, &value, ret);
+        return 0;
+}
+
+int exec_bpf_inherited_forget(ExecBpf *b, pid_t pid) {
+        uint32_t key = (uint32_t) pid;
+
+        if (bpf_map_delete_elem(bpf_map__fd(b->skel->maps.inherited), &key) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+bool exec_bpf_take_inherited_full(ExecBpf *b) {
+        if (!__atomic_load_n(&b->skel->bss->inherited_full_pending, __ATOMIC_ACQUIRE))
+                return false;
+        __atomic_store_n(&b->skel->bss->inherited_full_pending, false, __ATOMIC_RELEASE);
+        return true;
+}
+
 int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret) {
         int fd = bpf_map__fd(b->skel->maps.counters), ncpu = libbpf_num_possible_cpus();
-        uint64_t sums[6] = {};
+        uint64_t sums[8] = {};
 
         if (ncpu <= 0)
                 return ncpu < 0 ? ncpu : -EINVAL;
@@ -498,6 +567,8 @@ int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret) {
                 .renames = sums[3],
                 .rename_events = sums[4],
                 .renames_dropped = sums[5],
+                .forks_inherited = sums[6],
+                .forks_unrecorded = sums[7],
         };
         return 0;
 }

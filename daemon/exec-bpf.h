@@ -74,6 +74,22 @@ uint64_t exec_bpf_memory(ExecBpf *b);
 /* Report this process's exit (on) or stop (off). */
 int exec_bpf_track(ExecBpf *b, pid_t pid, bool on);
 
+/* A process that carries a value through fork from one we set (exec.bpf.c's inherited map). */
+typedef struct ExecBpfInherited {
+        pid_t pid;
+        pid_t origin;                   /* the process we set */
+        uint64_t origin_start_boottime; /* ns since boot */
+        uint64_t start_boottime;
+} ExecBpfInherited;
+
+/* Every entry (at most LATNICE_INHERITED_MAX) into *ret, which the caller frees: how many, or < 0. */
+int exec_bpf_inherited_list(ExecBpf *b, ExecBpfInherited **ret);
+/* pid's entry: 0, or -ENOENT. */
+int exec_bpf_inherited_get(ExecBpf *b, pid_t pid, ExecBpfInherited *ret);
+int exec_bpf_inherited_forget(ExecBpf *b, pid_t pid);
+/* True once after a fork did not fit into the map (full): drop what is stale. */
+bool exec_bpf_take_inherited_full(ExecBpf *b);
+
 typedef struct ExecBpfCounters {
         uint64_t execs;   /* every exec seen by the kernel side */
         uint64_t events;  /* exec events sent to us */
@@ -81,6 +97,8 @@ typedef struct ExecBpfCounters {
         uint64_t renames; /* renames of a process after exec seen by the kernel side */
         uint64_t rename_events; /* of these, sent to us (the prefilter let them through) */
         uint64_t renames_dropped; /* records that did not fit: the process was decided from /proc instead */
+        uint64_t forks_inherited; /* new processes that inherited a value of ours (in the inherited map) */
+        uint64_t forks_unrecorded; /* of these, not recorded: the map was full */
 } ExecBpfCounters;
 
 int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret);

@@ -2,7 +2,8 @@
 /*
  * The netlink proc connector, latniced's first fallback when BPF cannot be
  * loaded: PROC_EVENT_EXEC and PROC_EVENT_EXIT with pids only, so the daemon
- * reads the rest from /proc at once. Socket I/O only, no logging.
+ * reads the rest from /proc at once, and PROC_EVENT_FORK of new processes
+ * (the kernel sends it anyway). Socket I/O only, no logging.
  */
 #pragma once
 
@@ -13,6 +14,7 @@ typedef enum NetlinkEventType {
         NETLINK_EVENT_EXEC,
         NETLINK_EVENT_EXIT,
         NETLINK_EVENT_RENAME, /* of a thread group leader: the process's name changed */
+        NETLINK_EVENT_FORK,   /* a new process (not a thread): pid is the child, tid its parent's tgid */
 } NetlinkEventType;
 
 typedef int (*netlink_handler_t)(void *userdata, NetlinkEventType type, pid_t pid, pid_t tid);

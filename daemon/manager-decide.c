@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "manager-decide.h"
+#include "manager-inherited.h"
 #include "manager-stats.h"
 #include "proc.h"
 #include "state.h"
@@ -230,8 +231,9 @@ static AppliedProcess *manager_applied_parent(Manager *m, const TaskInfo *t, uin
 /*
  * Where the value raw a process carries at its exec came from, if latniced set it: the entry of its
  * parent; or, when the parent is not in the table (a shell kept by Inherit=yes, a subshell that forked
- * and exited, as in "(exec prog &)"), of the nearest ancestor that is, a few levels up, when every
- * process between carries raw too. NULL: not from us (or it cannot be told).
+ * and exited, as in "(exec prog &)"), of the process the kernel saw it inherit from through fork
+ * (manager-inherited.h), else of the nearest ancestor in the table, a few levels up, when every process
+ * between carries raw too. NULL: not from us (or it cannot be told).
  */
 static const AppliedProcess *applied_source(Manager *m, const TaskInfo *t, uint64_t parent_start, uint64_t raw) {
         const AppliedProcess *a = manager_applied_parent(m, t, parent_start);
@@ -243,6 +245,11 @@ static const AppliedProcess *applied_source(Manager *m, const TaskInfo *t, uint6
         /* Rare (a value, and a parent we did not set): climb while the value is the same. */
         if (proc_stat_read_pid(m->proc_fd, t->pid, 0, &st) < 0)
                 return NULL;
+        /* The subshell between may be gone and the process reparented: the kernel's record of the fork
+         * still knows. */
+        a = manager_inherited_source(m, t->pid, st.start_time);
+        if (a)
+                return a->raw == raw ? a : NULL;
         pid = st.ppid;
         for (unsigned i = 0; i < EXEC_ANCESTORS_MAX && pid > 1; i++) {
                 ThreadSched up;
@@ -452,6 +459,7 @@ static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start
                         log_warning_errno(r, "Failed to reset %s[%d] to the default: %m", t->comm, (int) t->pid);
                 return 0;
         }
+        manager_inherited_forget(m, t->pid);
         log_info("%s[%d]: back to LatencyNice=0: no rule matches it, and %d was inherited from %s[%d] (%s).",
                  t->comm, (int) t->pid, parent->latency_nice, parent->comm, (int) ppid, parent->rule);
         return 1;

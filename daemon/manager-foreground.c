@@ -22,6 +22,7 @@
 #include "login-session.h"
 #include "manager-decide.h"
 #include "manager-foreground.h"
+#include "manager-inherited.h"
 #include "proc.h"
 #include "util.h"
 
@@ -139,6 +140,45 @@ static void member_unboost(Manager *m, const Member *p) {
                 (void) manager_decide_pids(m, &pid, 1, true);
 }
 
+static bool members_have(const Member *v, size_t n, pid_t pid, uint64_t start) {
+        for (size_t i = 0; i < n; i++)
+                if (v[i].pid == pid && v[i].start_time == start)
+                        return true;
+        return false;
+}
+
+/*
+ * What the members (origins: some, or all, also those that exited since) handed down through fork and
+ * that no walk of the tree finds any more, as the sleep of "(exec sleep 1000 &)" once the subshell is
+ * gone: back to the default unless its value changed since, then the rules decide it. The pids reset
+ * go to ret (up to max), so that the caller can boost those the new window stands for in their own
+ * right. How many were reset.
+ */
+static size_t unboost_inherited(Manager *m, ManagerForeground *fg, const Member *origins, size_t n_origins,
+                                pid_t *ret, size_t max) {
+        _cleanup_(freep) Inherited *v = NULL;
+        uint64_t raw = sched_raw_value(&m->probe, fg->value), def = sched_raw_value(&m->probe, LATNICE_DEFAULT);
+        size_t k = 0;
+        int n;
+
+        if (n_origins == 0)
+                return 0;
+        n = manager_inherited_list(m, &v);
+        for (int i = 0; i < n; i++) {
+                pid_t pid = v[i].pid;
+
+                if (!members_have(origins, n_origins, v[i].origin, v[i].origin_start) ||
+                    manager_inherited_restore(m, &v[i], raw, def) <= 0)
+                        continue;
+                log_info("PID %d: foreground boost ended (inherited through fork from PID %d).", (int) pid,
+                         (int) v[i].origin);
+                (void) manager_decide_pids(m, &pid, 1, true);
+                if (ret && k < max)
+                        ret[k++] = pid;
+        }
+        return k;
+}
+
 /* boost_end: every member gets its value back; the boost's slot is freed. */
 static void boost_free(Manager *m, Boost *b) {
         pid_t *pids;
@@ -148,6 +188,7 @@ static void boost_free(Manager *m, Boost *b) {
                 return;
         for (size_t i = 0; i < b->n_members; i++)
                 member_unboost(m, &b->members[i]);
+        (void) unboost_inherited(m, b->fg, b->members, b->n_members, NULL, 0);
         pids = calloc(FOREGROUND_MAX_PROCESSES, sizeof(pid_t));
         if (pids && b->root > 0)
                 n = boost_list(m, b->fg, b->root, b->uid, pids, FOREGROUND_MAX_PROCESSES);
@@ -303,9 +344,9 @@ static bool member_boost(Manager *m, ManagerForeground *fg, pid_t pid, bool focu
         return r > 0;
 }
 
-static bool members_have(const Member *v, size_t n, pid_t pid, uint64_t start) {
+static bool pids_have(const pid_t *v, size_t n, pid_t pid) {
         for (size_t i = 0; i < n; i++)
-                if (v[i].pid == pid && v[i].start_time == start)
+                if (v[i] == pid)
                         return true;
         return false;
 }
@@ -314,8 +355,9 @@ int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_ti
                            sd_bus_message *call) {
         ManagerForeground *fg = fg_state(m);
         _cleanup_(freep) pid_t *pids = NULL;
-        _cleanup_(freep) Member *next = NULL;
-        size_t n_next = 0;
+        _cleanup_(freep) Member *next = NULL, *departed = NULL;
+        _cleanup_(freep) pid_t *reset = NULL;
+        size_t n_next = 0, n_departed = 0, n_reset;
         Boost *b;
         int n, r;
 
@@ -349,7 +391,9 @@ int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_ti
 
         pids = calloc(FOREGROUND_MAX_PROCESSES, sizeof(pid_t));
         next = calloc(FOREGROUND_MAX_PROCESSES, sizeof(Member));
-        if (!pids || !next)
+        departed = calloc(b->n_members + 1, sizeof(Member));
+        reset = calloc(FOREGROUND_MAX_PROCESSES, sizeof(pid_t));
+        if (!pids || !next || !departed || !reset)
                 return -ENOMEM;
         n = boost_list(m, fg, pid, uid, pids, FOREGROUND_MAX_PROCESSES);
         if (n <= 0) {
@@ -364,8 +408,20 @@ int manager_foreground_set(Manager *m, uid_t owner, pid_t pid, uint64_t start_ti
                         next[n_next++] = (Member) { .pid = pids[i], .start_time = st };
         }
         for (size_t i = 0; i < b->n_members; i++)
-                if (!members_have(next, n_next, b->members[i].pid, b->members[i].start_time))
+                if (!members_have(next, n_next, b->members[i].pid, b->members[i].start_time)) {
                         member_unboost(m, &b->members[i]);
+                        departed[n_departed++] = b->members[i];
+                }
+        /* What those handed down through fork goes with them; where the new window stands for it too, it
+         * gets the boost as a member of its own, so that its end finds it. */
+        n_reset = unboost_inherited(m, fg, departed, n_departed, reset, FOREGROUND_MAX_PROCESSES);
+        for (size_t i = 0; i < n_reset; i++) {
+                uint64_t st = 0;
+
+                if (n_next < FOREGROUND_MAX_PROCESSES && pids_have(pids, (size_t) n, reset[i]) &&
+                    member_boost(m, fg, reset[i], reset[i] == pid, uid, &st))
+                        next[n_next++] = (Member) { .pid = reset[i], .start_time = st };
+        }
         free(b->members);
         b->members = TAKE_PTR(next);
         b->n_members = n_next;

@@ -17,6 +17,7 @@
 #include "bus-link.h"
 #include "log.h"
 #include "manager-decide.h"
+#include "manager-inherited.h"
 #include "manager-lifecycle.h"
 #include "manager-rules.h"
 #include "manager-scheduler.h"
@@ -343,6 +344,8 @@ int manager_run(Manager *m) {
                 size_t i = 0, n = 0, n_done = 0;
                 AppliedProcess *e;
 
+                /* First what their descendants inherited through fork: the table says what that was. */
+                n = manager_inherited_restore_all(m);
                 while ((e = applied_table_next(m->applied, &i))) {
                         if (e->manual)
                                 continue; /* somebody's explicit choice: it stays, and so does its record */

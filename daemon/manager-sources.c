@@ -17,6 +17,7 @@
 #include "exec-netlink.h"
 #include "log.h"
 #include "manager-decide.h"
+#include "manager-inherited.h"
 #include "manager-sources.h"
 #include "proc.h"
 #include "util.h"
@@ -368,6 +369,8 @@ static int manager_on_bpf(sd_event_source *s, int fd, uint32_t revents, void *us
         /* Renames that did not fit: those processes, not all of them, are decided by the sweep. */
         if (exec_bpf_take_renames_lost(m->bpf))
                 manager_arm_rename_sweep(m);
+        if (exec_bpf_take_inherited_full(m->bpf))
+                manager_inherited_on_full(m);
         if (exec_bpf_take_lost(m->bpf)) {
                 ExecBpfCounters c;
 
@@ -386,10 +389,15 @@ static int manager_on_netlink_event(void *userdata, NetlinkEventType type, pid_t
         Manager *m = userdata;
         int r;
 
+        if (type == NETLINK_EVENT_FORK) {
+                manager_inherited_on_fork(m, pid, tid);
+                return 0;
+        }
         if (type == NETLINK_EVENT_EXIT) {
                 AppliedProcess *e = applied_table_get(m->applied, pid);
                 ProcStat st;
 
+                manager_inherited_on_exit(m, pid);
                 if (!e)
                         return 0;
                 /* The leader's exit is reported for a main thread that called pthread_exit() too. */
@@ -749,6 +757,7 @@ void manager_sources_done(Manager *m) {
         m->bpf_event_source = sd_event_source_unref(m->bpf_event_source);
         m->rename_sweep = sd_event_source_unref(m->rename_sweep);
         m->rename_gate = mfree(m->rename_gate);
+        manager_inherited_done(m);
         m->bpf = exec_bpf_free(m->bpf);
         m->source_reason = mfree(m->source_reason);
         manager_name_cache_flush(m);

@@ -153,6 +153,9 @@ struct Manager {
         char *source_reason;
         ExecBpf *bpf;
         sd_event_source *bpf_event_source;
+        uint64_t inherited_full_usec; /* when the inherited map was last found full (manager-inherited.c) */
+        struct InheritedTable *inherited_nl; /* the same record, kept from the proc connector's forks */
+        uint64_t inherited_unrecorded;       /* forks it could not take */
         struct TaskExe *task_exe; /* what other users' processes execute (manager-lifecycle.c), loaded on first need */
         int task_exe_error;       /* it did not load: not tried again */
         sd_event_source *rename_sweep; /* decides coalesced renames, a few times a second (manager-sources.c) */

@@ -56,6 +56,8 @@ bool quiet_exit_queued = false;
  * process, which a loop of renames could otherwise force again and again.
  */
 bool renames_lost_pending = false;
+/* A fork did not fit into inherited: user space drops what is stale there (and says so). */
+bool inherited_full_pending = false;
 
 enum {
         COUNTER_EXECS,   /* every exec seen */
@@ -65,6 +67,8 @@ enum {
         COUNTER_RENAME_EVENTS, /* rename events sent */
         COUNTER_RENAMES_DROPPED, /* rename records that did not fit (decided from /proc at the next sweep) */
         COUNTER_RENAMES_COALESCED, /* renames of a process with one pending already: no record */
+        COUNTER_FORKS_INHERITED, /* new processes that inherited a value of the daemon's: in inherited */
+        COUNTER_FORKS_UNRECORDED, /* of these, not recorded: inherited was full */
         _COUNTER_MAX,
 };
 
@@ -155,6 +159,20 @@ struct {
         __type(key, __u32);
         __type(value, struct latnice_rename_pending);
 } renames_pending SEC(".maps");
+
+/*
+ * Processes that inherited a value through fork from one the daemon set, directly or through other
+ * such processes (exec.bpf.c's fork hook), wherever they are in the tree now: the daemon resets them
+ * when the value's reason ends (a foreground boost), or at a restore. They leave at exit; the daemon
+ * drops those it reset or found gone. Allocated as used: empty, it costs nothing.
+ */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, LATNICE_INHERITED_MAX);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, __u32);
+        __type(value, struct latnice_inherited);
+} inherited SEC(".maps");
 
 static __always_inline void count(__u32 which) {
         __u64 *v = bpf_map_lookup_elem(&counters, &which);
@@ -486,6 +504,7 @@ static __always_inline int handle_exit(struct task_struct *task) {
                 return 0;
         if (!current_ids(&pid, &tgid))
                 return 0;
+        bpf_map_delete_elem(&inherited, &tgid);
         if (!bpf_map_lookup_elem(&tracked, &tgid))
                 return 0;
         bpf_map_delete_elem(&tracked, &tgid);
@@ -607,4 +626,78 @@ int rename_tp(struct trace_event_raw_task_rename *ctx) {
         if (ctx->pid != BPF_CORE_READ(task, pid))
                 return 0;
         return handle_rename(task, ctx->newcomm, true);
+}
+
+/* How deep pid namespaces nest that the fork hook looks through (the kernel allows 32). */
+#define PIDNS_LEVELS_MAX 8
+
+/* The number of task (a process's leader) in the daemon's pid namespace; 0 if it has none there. */
+static __always_inline __u32 leader_tgid(struct task_struct *task) {
+        struct pid *pid;
+        unsigned int level;
+
+        if (!ns_translate)
+                return BPF_CORE_READ(task, tgid);
+        pid = BPF_CORE_READ(task, thread_pid);
+        level = BPF_CORE_READ(pid, level);
+        for (unsigned int i = 0; i < PIDNS_LEVELS_MAX && i <= level; i++) {
+                struct upid up;
+
+                if (bpf_core_read(&up, sizeof(up), &pid->numbers[i]) < 0)
+                        return 0;
+                if (BPF_CORE_READ(up.ns, ns.inum) == pidns_ino)
+                        return (__u32) up.nr;
+        }
+        return 0;
+}
+
+/*
+ * A new process inherits its parent's value through fork, and a subshell that forks and exits leaves
+ * it where no walk of the tree finds it. Most forks stop at the first check: the child carries no value
+ * (its parent has none, or SCHED_RESET_ON_FORK took it); new threads are the process's own. Only then
+ * one lookup: the parent is a process the daemon set (tracked), or one that inherited from it.
+ */
+static __always_inline int handle_fork(struct task_struct *parent, struct task_struct *child) {
+        struct latnice_inherited v = {}, *from;
+        __u32 pid, tgid, child_tgid;
+        __u64 parent_start;
+
+        if (!has_custom_value(child, false))
+                return 0;
+        if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+                return 0;
+        if (!current_ids(&pid, &tgid))
+                return 0;
+        parent_start = BPF_CORE_READ(parent, group_leader, start_boottime);
+        if (bpf_map_lookup_elem(&tracked, &tgid)) {
+                v.origin = tgid;
+                v.origin_start_boottime = parent_start;
+        } else {
+                from = bpf_map_lookup_elem(&inherited, &tgid);
+                if (!from || from->start_boottime != parent_start)
+                        return 0; /* not from us, or about an earlier process with the parent's pid */
+                v.origin = from->origin;
+                v.origin_start_boottime = from->origin_start_boottime;
+        }
+        child_tgid = leader_tgid(child);
+        if (!child_tgid)
+                return 0;
+        v.start_boottime = BPF_CORE_READ(child, start_boottime);
+        count(COUNTER_FORKS_INHERITED);
+        if (bpf_map_update_elem(&inherited, &child_tgid, &v, BPF_ANY) < 0) {
+                count(COUNTER_FORKS_UNRECORDED);
+                inherited_full_pending = true;
+        }
+        return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child) {
+        return handle_fork(parent, child);
+}
+
+/* The plain tracepoint names the child by pid only: the raw one hands over both tasks, without BTF. */
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child) {
+        return handle_fork(parent, child);
 }

@@ -120,6 +120,21 @@ struct latnice_name32 {
  */
 #define LATNICE_RENAMES_PENDING_MAX 4096
 
+/*
+ * Processes that carry a value through fork from one the daemon set (exec.bpf.c's inherited map), so
+ * that the end of a foreground boost and a restore find them after they left the tree (a subshell that
+ * forked them and exited). Bounded: past this many, a fork is counted, not recorded (see latniced(8)).
+ */
+#define LATNICE_INHERITED_MAX 16384
+
+/* A value of inherited; key: the child's tgid as the daemon sees it. */
+struct latnice_inherited {
+        __u32 origin;                /* the process the daemon set, its tgid: where the value came from */
+        __u32 reserved;
+        __u64 origin_start_boottime; /* its start (ns since boot): a later process with its pid is not it */
+        __u64 start_boottime;        /* the child's own start */
+};
+
 /* What taskexe.bpf.c's iterator writes per process. */
 struct latnice_task_exe {
         __u32 tgid;

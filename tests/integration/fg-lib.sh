@@ -6,6 +6,8 @@
 # and the helpers that read a task's value. Set SESSION_TYPE (x11, wayland) before fg_start, and
 # FG_SEAT=seat0 for a session on a seat (without VTs: see fg_start).
 # Sourced with the test's arguments, BUILD_DIR [SOURCE_DIR], and $HERE set.
+# LATNICE_FG_DAEMON=PATH runs another latniced build (the ASan+UBSan one: the robustness suite); its
+# sanitizers write their reports to $WORK/san, which fg_san_clean checks.
 SRC=${2:-$(readlink -f "$HERE/../..")}
 BUILD=$(readlink -f "${1:-$SRC/build}")
 L=$SRC/tests/harness/lntest-systemd
@@ -24,7 +26,9 @@ UID_V=1532
 fg_require() {
         local f p
         [[ $EUID == 0 ]] || { echo "SKIP: needs root (contained systemd)"; exit 77; }
-        for f in daemon/latniced ctl/latnicectl session/latnice-focus session/latnice-focus.service; do
+        for f in ${LATNICE_FG_DAEMON:+_}daemon/latniced ctl/latnicectl session/latnice-focus \
+                session/latnice-focus.service; do
+                [[ $f == _* ]] && continue
                 [[ -e $BUILD/$f ]] || { echo "FAIL - $BUILD/$f is not built"; exit 1; }
         done
         for p in busctl useradd "$@"; do
@@ -41,8 +45,9 @@ fg_prepare() {
         make_work latnice-fg-test
         DAEMON_CONF=$WORK/root$(build_daemon_conf "$BUILD")
         mkdir -p "$WORK/bin" "$WORK/root/etc/latnice.d" "${DAEMON_CONF%/*}" "$WORK/policy" "$WORK/actions" \
-                "$WORK/overlay" "$WORK/state" "$WORK/polkit-rules"
-        cp "$BUILD/daemon/latniced" "$BUILD/ctl/latnicectl" "$BUILD/session/latnice-focus" "$WORK/bin/"
+                "$WORK/overlay" "$WORK/state" "$WORK/polkit-rules" "$WORK/san"
+        cp "${LATNICE_FG_DAEMON:-$BUILD/daemon/latniced}" "$WORK/bin/latniced"
+        cp "$BUILD/ctl/latnicectl" "$BUILD/session/latnice-focus" "$WORK/bin/"
         # The shipped user unit, run from the work directory.
         sed "s|^ExecStart=.*|ExecStart=$IN/bin/latnice-focus|" "$BUILD/session/latnice-focus.service" \
                 > "$WORK/latnice-focus.service"
@@ -71,8 +76,16 @@ EOF2
 
 LATNICED_ARGS=(--root "$IN/root" --state-dir "$IN/state" --no-profile)
 start_daemon() {
-        in_ systemd-run -q --unit=latniced -p Type=notify -p BusName=org.latnice1 "$IN/bin/latniced" \
-                "${LATNICED_ARGS[@]}"
+        in_ systemd-run -q --unit=latniced -p Type=notify -p BusName=org.latnice1 \
+                -E "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$IN/san/asan" \
+                -E "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$IN/san/ubsan" \
+                "$IN/bin/latniced" "${LATNICED_ARGS[@]}"
+}
+# fg_san_clean: with a sanitizer build, one check that its sanitizers reported nothing (and the reports).
+fg_san_clean() {
+        grep -q __asan_init "$WORK/bin/latniced" || return 0
+        check "the sanitizers reported nothing" sh -c "! ls $WORK/san | grep -q ."
+        ls "$WORK/san" | while read -r f; do sed 's/^/     | /' "$WORK/san/$f" | head -40; done
 }
 
 # fg_start: the contained systemd, the users, logind, polkit's view, latniced, and U's session

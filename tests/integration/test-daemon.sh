@@ -227,12 +227,26 @@ expect_slice "$P" "$SLICE10" "a parent gets its rule's value"
 for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
 C=$(cat "$T/child"); PIDS+=("$C")
 expect_slice "$C" "$SLICE10" "its child execing a matched program gets that rule's value"
+# A subshell of a subshell of lnt-parent that never execs, reparented when the outer one exits: it carries
+# the rule's value out of every tree latniced walks (it waits on a FIFO nobody writes).
+rm -f "$T/never" "$T/orphan"; mkfifo "$T/never"
+bg "$T/lnt-parent" -c "sleep 0.3; ( (echo \$BASHPID > $T/orphan; read x < $T/never) & ); read y < $T/never"; P2=$LAST
+expect_slice "$P2" "$SLICE10" "another lnt-parent gets its rule's value"
+for _ in $(seq 40); do [ -s "$T/orphan" ] && break; sleep 0.05; done
+O=$(cat "$T/orphan"); PIDS+=("$O")
+ppid() { awk '{ print $4 }' "/proc/$1/stat" 2>/dev/null; }
+out_of_tree() { local p; p=$(ppid "$O"); [ -n "$p" ] && [ "$p" != "$P2" ] && [ "$(ppid "$p")" != "$P2" ]; }
+for _ in $(seq 40); do out_of_tree && break; sleep 0.05; done
+out_of_tree && [ "$(slice_of "$O")" = "$SLICE10" ] &&
+        ok "  its subshell's subshell ($O) is reparented (to $(ppid "$O")) and carries the -10" ||
+        fail "  its subshell's subshell: ppid $(ppid "$O"), slice $(slice_of "$O")"
 stop_daemon
 expect_slice "$A" "$BASE" "SIGTERM restores values that are still ours"
 [ "$(slice_of "$B")" = "$FOREIGN" ] && ok "SIGTERM leaves a foreign value alone" || fail "foreign value undone"
 expect_slice "$C" "$BASE" "SIGTERM restores a forked child to what its parent had before us, not to our value"
 expect_slice "$P" "$BASE" "SIGTERM restores the parent"
-kill "$A" "$B" "$C" "$P" 2>/dev/null; rm -f "$T/child"
+expect_slice "$O" "$BASE" "SIGTERM restores the reparented subshell that inherited the -10 (the record of forks)"
+kill "$A" "$B" "$C" "$P" "$O" "$P2" 2>/dev/null; rm -f "$T/child" "$T/orphan" "$T/never"
 
 # --- a main thread that calls pthread_exit() is not the process exiting
 cp "$(readlink -f /usr/bin/python3)" "$T/lnt-pyexit"
@@ -270,6 +284,32 @@ stop_daemon
 expect_slice "$K" "$BASE" "after kill -9 and a restart, SIGTERM restores the first latniced's value"
 kill "$K"
 
+# start_orphan WHAT: lnt-pyexit (a rule's -10) forks a child that forks the orphan and exits; the orphan
+# never execs and is reparented: sets O and P2. orphan_restored WHAT, after a stop: O has the default.
+start_orphan() {
+        rm -f "$T/orphan" "$T/never"; mkfifo "$T/never"
+        bg "$T/lnt-pyexit" -c "import os, time
+time.sleep(0.3)
+if os.fork() == 0:
+    if os.fork() == 0:
+        open('$T/orphan', 'w').write(str(os.getpid()))
+        open('$T/never').read()
+    os._exit(0)
+os.wait()
+open('$T/never').read()"; P2=$LAST
+        expect_slice "$P2" "$SLICE10" "$1: lnt-pyexit gets its rule's value"
+        for _ in $(seq 40); do [ -s "$T/orphan" ] && break; sleep 0.05; done
+        O=$(cat "$T/orphan"); PIDS+=("$O")
+        for _ in $(seq 40); do out_of_tree && break; sleep 0.05; done
+        out_of_tree && [ "$(slice_of "$O")" = "$SLICE10" ] &&
+                ok "  $1: its child's child ($O) is reparented and carries the -10" ||
+                fail "  $1: its child's child: ppid $(ppid "$O"), slice $(slice_of "$O")"
+}
+orphan_restored() {
+        expect_slice "$O" "$BASE" "  $1: SIGTERM restores that reparented process too"
+        kill "$O" "$P2" 2>/dev/null; rm -f "$T/orphan" "$T/never"
+}
+
 # --- the plain tracepoint (fallback for kernels whose BTF lacks what tp_btf needs), and --dry-run
 # libbpf finds a plain tracepoint through tracefs, which systemd mounts on every boot but
 # this test machine may lack: mount it for the test, unmount it afterwards.
@@ -281,7 +321,9 @@ grep -q "Event source bpf: BPF exec tracepoint (tracepoint)" "$T/log" && ok "pla
         fail "tracepoint: $(grep 'Event source' "$T/log")"
 bg "$T/lnt-sleep" 30; X=$LAST
 expect_slice "$X" "$SLICE10" "plain tracepoint: matched exec gets its value"
+start_orphan "plain tracepoint (raw_tp fork hook)"
 stop_daemon; kill "$X"
+orphan_restored "plain tracepoint"
 [ -n "${TRACEFS_MOUNTED:-}" ] && umount /sys/kernel/tracing && TRACEFS_MOUNTED=
 start_daemon --dry-run || exit 1
 bg "$T/lnt-sleep" 30; X=$LAST
@@ -300,7 +342,10 @@ for src in netlink proc-scan; do
         expect_slice "$X" "$SLICE10" "$src: matched exec gets its value"
         sleep 0.3
         [ "$(slice_of "$Y")" = "$BASE" ] && ok "$src: unmatched exec untouched" || fail "$src: unmatched changed"
+        # The proc connector reports forks: the record is kept in user space. A /proc scan keeps none.
+        [ "$src" = netlink ] && start_orphan "$src"
         stop_daemon
+        [ "$src" = netlink ] && orphan_restored "$src"
         kill "$X" "$Y"
 done
 

@@ -8,8 +8,9 @@
 # gets [Foreground] LatencyNice=, the other gets its own value back (a rule's 5, or the default);
 # a value somebody set meanwhile is left alone; a client that exits while focused; a focus storm; a
 # client in its own pid namespace (as a Flatpak app), whose _NET_WM_PID is a pid of that namespace;
-# an unprivileged caller naming another user's process, and a user with no session; latniced
-# killed and restarted while a boost is active.
+# an unprivileged caller naming another user's process, and a user with no session; descendants of a
+# boosted shell that leave its tree ("(exec sleep 1003 &)"); latniced killed and restarted while a boost
+# is active; latniced stopping cleanly (LATNICE_FG_DAEMON: another build, see fg-lib.sh).
 #
 #   test-foreground.sh BUILD_DIR [SOURCE_DIR]
 #
@@ -174,6 +175,57 @@ wait_value "  V's process is untouched" "$VPID" "0 none"
 out=$(call_as $U SetForeground u 1)
 check "U naming pid 1 (root's): refused" grep -q 'belongs to another user' <<< "$out"
 
+# --- descendants that leave the tree ------------------------------------------------------------------
+# A boosted shell runs "(exec sleep 1003 &)": the subshell forks the sleep and exits, the sleep is
+# reparented and is in no tree of the boost. latniced is stopped (SIGSTOP) meanwhile, so that the subshell
+# is gone before latniced reads the exec: then no chain of processes leads from the sleep to the shell. A
+# second subshell of a subshell never execs at all (it waits on a FIFO nobody writes) and is reparented the
+# same way. When the boost ends (SetForeground(0)) or moves to another window, both must be back at the
+# default, as the shell is.
+DPID=$(in_ systemctl show -P MainPID latniced.service)
+in_ sh -c 'rm -f /tmp/fg-*; mkfifo -m 666 /tmp/fg-go /tmp/fg-never'
+# polkit asks for a caller in the active session: a transient unit of U's user manager is one.
+set_fg() {
+        as_u systemd-run --user --wait -q busctl --system call org.latnice1 /org/latnice1 org.latnice1.Manager \
+                SetForeground u "$1"; }
+fork_round() { # fork_round PID DESCRIPTION: SetForeground(PID) ends the shell's boost
+        local sh sl sub
+        in_ rm -f /tmp/fg-sh /tmp/fg-sleep /tmp/fg-sub
+        in_ runuser -u $U -- sh -c "bash -c 'read x < /tmp/fg-go; (exec sleep 1003 & echo \$! > /tmp/fg-sleep); \
+                ( (echo \$BASHPID > /tmp/fg-sub; read y < /tmp/fg-never) & ); read z < /tmp/fg-never' \
+                >/dev/null 2>&1 & echo \$! > /tmp/fg-sh"
+        sh=$(in_ cat /tmp/fg-sh)
+        check "$2: SetForeground(shell) from U's user manager (in the session, as latnice-focus)" set_fg "$sh"
+        wait_value "$2: a shell, set as the foreground, gets -10" "$sh" "-10 foreground"
+        in_ kill -STOP "$DPID"
+        in_ sh -c 'echo go > /tmp/fg-go'
+        eventually 10 in_ test -s /tmp/fg-sleep >/dev/null && eventually 10 in_ test -s /tmp/fg-sub >/dev/null
+        sl=$(in_ cat /tmp/fg-sleep)
+        sub=$(in_ cat /tmp/fg-sub)
+        is_orphan() { [[ $(in_ ps -o ppid= -o comm= -p "$1" | awk '{ print $1, $2 }') == "1 $2" ]]; }
+        check "  the sleep ($sl) runs, reparented to PID 1, before latniced reads its exec" \
+                eventually 10 is_orphan "$sl" sleep
+        check "  the subshell that never execs ($sub) is reparented to PID 1" eventually 10 is_orphan "$sub" bash
+        in_ kill -CONT "$DPID"
+        [[ $(value "$sub") == "-10 "* ]] && pass "  the subshell carries the boost's -10 while it lasts" ||
+                fail "  the subshell carries the boost's -10 while it lasts (is: '$(value "$sub")')"
+        echo "# $2: shell $sh, sleep $sl, subshell $sub: after latniced read the exec: $(value "$sl") / $(value "$sub")"
+        check "  SetForeground($1) from U's user manager" set_fg "$1"
+        wait_value "  $2: the shell is back at the default" "$sh" "0 none"
+        wait_value "  $2: the reparented sleep is back at the default" "$sl" "0 none"
+        wait_value "  $2: the reparented subshell is back at the default" "$sub" "0 none"
+        in_ kill "$sl" "$sub" "$sh"
+}
+# The boost moves first: latnice-focus's bus name keeps it alive between the calls (the caller of a
+# boost that began with a transient unit's call is gone as soon as the call is).
+fork_round "$A" "the boost moves to a"
+wait_value "  a has the boost" "$A" "-10 foreground"
+fork_round 0 "SetForeground(0)"
+# As it was before: b focused and boosted, by latnice-focus.
+focus "$AW"
+focus "$BW"
+wait_value "focus to a and back to b: b has the boost again" "$B" "-10 foreground"
+
 # --- the focused client exits -----------------------------------------------------------------------
 in_ kill "$B"
 wait_value "b exits while focused; i3 focuses a: a gets -10" "$A" "-10 foreground"
@@ -203,6 +255,12 @@ wait_value "  a is boosted again" "$A" "-10 foreground"
 FPID=$(userctl show -P MainPID latnice-focus.service)
 in_ kill -KILL "$FPID"
 wait_value "latnice-focus killed (-9): latniced sees its bus name go and ends the boost" "$A" "0 none"
+
+# --- latniced stops --------------------------------------------------------------------------------------
+check "latniced stops cleanly" in_ systemctl stop latniced.service
+res=$(in_ systemctl show -P Result latniced.service)
+check "  its result is success (got: $res)" test "$res" = success -o -z "$res"
+fg_san_clean
 
 stop_contained_killed
 [[ $failures == 0 ]] || { echo "$failures failed"; exit 1; }
