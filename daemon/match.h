@@ -50,6 +50,8 @@ struct TaskInfo {
         bool argv_truncated;     /* argv holds only the first words (what the BPF record had room for) */
         const TaskAncestor *ancestors; /* nearest first, NULL if unknown (Ancestor= then matches nothing) */
         size_t n_ancestors;
+        const char *thread_comm; /* the thread's own name when one thread is decided; NULL: the whole
+                                  * process, and then a rule with Thread= does not match */
 };
 
 typedef struct MatchResult {
