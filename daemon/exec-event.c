@@ -48,6 +48,7 @@ ExecEventType task_info_from_event(const void *data, size_t size, uint64_t ns_pe
                 return EXEC_EVENT_INVALID;
 
         ret->pid = (pid_t) ev->pid;
+        ret->tid = (pid_t) ev->tid;
         ret->start_time = ev->start_boottime / ns_per_tick;
         ret->parent_start_time = ev->parent_start_boottime / ns_per_tick;
         ret->cgroup_id = ev->cgroup_id;

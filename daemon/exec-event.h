@@ -34,6 +34,7 @@ typedef struct ExecEventBuf {
 typedef struct ExecEvent {
         ExecEventType type;
         pid_t pid;
+        pid_t tid;                  /* the thread: of a RENAME, the one renamed (pid for the process's own name) */
         uint64_t start_time;        /* clock ticks since boot, as in /proc/PID/stat */
         /* EXEC and RENAME only: */
         uint64_t parent_start_time; /* the same of the parent */

@@ -278,7 +278,7 @@ static bool pattern_matches(MatchKey k, const char *pattern, const TaskInfo *t) 
         case MATCH_APP:
                 return app_matches(pattern, t->cgroup);
         case MATCH_THREAD:
-                return value_matches(pattern, t->thread_comm);
+                return t->thread_any || value_matches(pattern, t->thread_comm);
         default:
                 return false;
         }

@@ -52,6 +52,7 @@ struct TaskInfo {
         size_t n_ancestors;
         const char *thread_comm; /* the thread's own name when one thread is decided; NULL: the whole
                                   * process, and then a rule with Thread= does not match */
+        bool thread_any;         /* Thread= matches any name: could a rule with Thread= match one of its threads? */
 };
 
 typedef struct MatchResult {
