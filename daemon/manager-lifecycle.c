@@ -193,6 +193,8 @@ static bool manager_adopt(const StateRecord *rec, uint32_t slot, void *userdata)
                 free(n.rule_name);
                 return false;
         }
+        if (n.tgid > 0)
+                m->n_thread_entries++;
         return true;
 }
 

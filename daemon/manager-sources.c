@@ -705,7 +705,8 @@ static int manager_setup_bpf(Manager *m, char **ret_reason) {
                 AppliedProcess *e;
 
                 while ((e = applied_table_next(m->applied, &i)))
-                        (void) exec_bpf_track(m->bpf, e->pid, true);
+                        if (e->tgid == 0) /* a thread's entry goes with its process, at a prune */
+                                (void) exec_bpf_track(m->bpf, e->pid, true);
         }
         return manager_add_exec_source(m, &m->bpf_event_source, exec_bpf_epoll_fd(m->bpf), manager_on_bpf,
                                        "bpf-ringbuf");

@@ -97,6 +97,8 @@ grep -q "Took over 3 processes" "$T/log" && ok "the restarted latniced takes ove
         fail "no records taken over: $(grep "Took over" "$T/log")"
 say self 1 elsewhere
 expect_tslice "$HPID" "$A" "$BASE" "after a restart, a thread renamed away still goes back"
+say spawn 3; E=${REPLY#spawned }
+expect_tslice "$HPID" "$E" "$SLICE10" "after a restart, a thread made by a named thread starts with its value"
 stop_daemon || fail "latniced did not stop cleanly"
 n=$(others_not_default)
 [ "$n" = 0 ] && ok "after a SIGKILL and a restart, stopping still puts every thread back" ||
