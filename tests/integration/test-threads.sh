@@ -9,7 +9,8 @@
 # a thread renamed away goes back. What latniced set on threads comes back
 # off when it stops, also after a SIGKILL and a restart (the state file).
 # A process of 10,000 threads is walked in steps: an exec meanwhile is
-# still decided. A storm of thread renames is coalesced per process.
+# still decided. A storm of thread renames is coalesced per process. The
+# fallbacks: the plain tracepoint, the proc connector, the /proc scan.
 # Usage: test-threads.sh LATNICED LNSPAWN HELPER_THREAD_NAMES
 set -uo pipefail
 
@@ -145,5 +146,40 @@ sleep 0.5
 expect_tslice "$HPID" "${TIDS[5]}" "$BASE" "after a storm that ends away from data-loop* the thread has the default"
 stop_daemon || fail "latniced did not stop cleanly"
 exec 7>&- 8<&-
+kill "$HPID"; wait "$HPID" 2>/dev/null
+
+# --- the fallbacks: the plain tracepoint (it names only the renaming task itself: prctl, not
+# pthread_setname_np from another thread), the proc connector, the /proc scan (names at its walks only)
+if ! mountpoint -q /sys/kernel/tracing && mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null; then
+        TRACEFS_MOUNTED=1
+fi
+for src in "--tracepoint" "--source=netlink" "--source=proc-scan --scan-interval=100"; do
+        if [ "$src" = "--source=proc-scan --scan-interval=100" ]; then
+                # The scan reads thread names when it meets a process (here: at start-up).
+                helper 20
+                say self 1 data-loop.0
+                say other 3 data-loop.2
+                # shellcheck disable=SC2086
+                start_daemon $src || exit 1
+        else
+                # shellcheck disable=SC2086
+                start_daemon $src || exit 1
+                helper 20
+                say self 1 data-loop.0
+                if [ "$src" = "--tracepoint" ]; then say self 3 data-loop.2; else say other 3 data-loop.2; fi
+        fi
+        expect_tslice "$HPID" "${TIDS[1]}" "$SLICE10" "$src: a named thread gets its value"
+        expect_tslice "$HPID" "${TIDS[3]}" "$SLICE10" "$src: ... and another one"
+        [ "$(others_not_default "${TIDS[1]}" "${TIDS[3]}")" = 0 ] && ok "$src: the other threads keep the default" ||
+                fail "$src: unnamed threads changed"
+        if [ "$src" != "--source=proc-scan --scan-interval=100" ]; then
+                say self 1 idle
+                expect_tslice "$HPID" "${TIDS[1]}" "$BASE" "$src: a thread renamed away goes back"
+        fi
+        stop_daemon || fail "$src: latniced did not stop cleanly"
+        [ "$(others_not_default)" = 0 ] && ok "$src: stopping puts the threads back" || fail "$src: values left after stop"
+        exec 7>&- 8<&-; kill "$HPID"; wait "$HPID" 2>/dev/null
+done
+[ -n "$TRACEFS_MOUNTED" ] && umount /sys/kernel/tracing && TRACEFS_MOUNTED=
 
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failed"; grep -v "^$" "$T/log" | tail -20; exit 1; }
