@@ -176,24 +176,6 @@ bool exec_bpf_take_renames_lost(ExecBpf *b) {
         return true;
 }
 
-/* Whose renames an entry counted: one thread if the sums say every tid was the same. */
-static RenameSwept rename_swept(pid_t pid, const struct latnice_rename_pending *v) {
-        RenameSwept w = { .pid = pid, .leader = v->leader > 0 };
-
-        if (v->threads > 0) {
-                uint64_t tid = v->tid_sum / v->threads;
-
-                if (v->tid_sum % v->threads == 0 && tid > 0 && tid <= INT32_MAX &&
-                    tid * tid * v->threads == v->tid_sq_sum)
-                        w.tid = (pid_t) tid;
-                else
-                        w.threads = true;
-        }
-        if (!w.leader && w.tid == 0 && !w.threads)
-                w.leader = w.threads = true; /* an entry from before this layout: say everything */
-        return w;
-}
-
 size_t exec_bpf_sweep_renames(ExecBpf *b, RenameSwept *out, size_t max, bool *ret_more) {
         int fd = bpf_map__fd(b->skel->maps.renames_pending);
         uint32_t keys[EXEC_BPF_SWEEP_MAX];
@@ -215,7 +197,7 @@ size_t exec_bpf_sweep_renames(ExecBpf *b, RenameSwept *out, size_t max, bool *re
 
                 if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &v) == 0) {
                         if (v.unsent > 0)
-                                out[n++] = rename_swept((pid_t) keys[i], &v);
+                                out[n++] = rename_swept_from_pending((pid_t) keys[i], &v);
                         continue;
                 }
                 if (errno == ENOENT)

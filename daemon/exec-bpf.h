@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "exec-event.h"
 #include "filter.h"
 #include "latnice/event.h"
 
@@ -46,18 +47,6 @@ int exec_bpf_consume(ExecBpf *b, unsigned budget);
 
 /* True once after the kernel side could not queue an event (ring buffer full): rescan. */
 bool exec_bpf_take_lost(ExecBpf *b);
-
-/*
- * A process with renames after its record: its own (leader), or of one
- * thread (tid, for Thread= rules), or of more threads (threads: only a walk
- * over them tells which).
- */
-typedef struct RenameSwept {
-        pid_t pid;
-        pid_t tid;
-        bool leader;
-        bool threads;
-} RenameSwept;
 
 /*
  * The sweep of coalesced renames (exec.bpf.c's renames_pending): takes up to

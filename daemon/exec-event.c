@@ -90,3 +90,22 @@ ExecEventType task_info_from_event(const void *data, size_t size, uint64_t ns_pe
         }
         return ret->type = ev->type == LATNICE_EVENT_RENAME ? EXEC_EVENT_RENAME : EXEC_EVENT_EXEC;
 }
+
+RenameSwept rename_swept_from_pending(pid_t pid, const struct latnice_rename_pending *v) {
+        RenameSwept w = { .pid = pid, .leader = v->leader > 0 };
+
+        if (v->threads > 0) {
+                uint64_t tid = v->tid_sum / v->threads;
+
+                /* The sums wrap in a long storm of large tids: then a wrong "one thread" is as unlikely as two
+                 * different tids that happen to balance; it would cost the other thread's rename, not more. */
+                if (v->tid_sum % v->threads == 0 && tid > 0 && tid <= INT32_MAX &&
+                    tid * tid * v->threads == v->tid_sq_sum)
+                        w.tid = (pid_t) tid;
+                else
+                        w.threads = true;
+        }
+        if (!w.leader && w.tid == 0 && !w.threads)
+                w.leader = w.threads = true; /* nothing counted (cannot be): decide everything */
+        return w;
+}

@@ -48,6 +48,21 @@ typedef struct ExecEvent {
 } ExecEvent;
 
 /*
+ * A process with renames after its record (exec.bpf.c's renames_pending):
+ * its own (leader), of one thread (tid, for Thread= rules), or of more
+ * threads (threads: only a walk over them tells which).
+ */
+typedef struct RenameSwept {
+        pid_t pid;
+        pid_t tid;
+        bool leader;
+        bool threads;
+} RenameSwept;
+
+/* What an entry of renames_pending counted: one thread if its tids' sums say every tid was the same. */
+RenameSwept rename_swept_from_pending(pid_t pid, const struct latnice_rename_pending *v);
+
+/*
  * Decodes one record of size bytes; the record and buf must outlive what
  * *ret points into. ns_per_tick converts the kernel's boot times to clock
  * ticks. task.argv_truncated says the record could not hold every word.

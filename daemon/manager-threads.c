@@ -236,7 +236,7 @@ static bool thread_rules_possible(const Manager *m, const TaskInfo *t) {
 static int thread_process_read(Manager *m, pid_t pid, ProcTask *p, TaskInfo *t) {
         int r;
 
-        r = proc_task_read(m->proc_fd, pid, manager_proc_what(m), p);
+        r = proc_task_read(m->proc_fd, pid, manager_proc_what(m) | PROC_MAIN_STAT, p);
         if (r < 0)
                 return r;
         if ((p->stat.flags & PROC_PF_KTHREAD) || p->stat.state == 'Z')

@@ -10,6 +10,7 @@
  *   spawn I          thread I makes a new thread, which starts with its
  *                    creator's name (and value)                            -> spawned TID
  *   storm I N A B    thread I renames itself N times, A and B in turn      -> ok
+ *   storm2 I J N A B threads I and J do so at the same time                -> ok
  */
 
 #include <errno.h>
@@ -85,17 +86,29 @@ static void *worker(void *arg) {
         return NULL;
 }
 
-/* Hands a command to worker i and waits until it is done. */
-static void command(long i, const char *cmd) {
+/* Hands a command to worker i; wait_done() waits until it is done. */
+static void post(long i, const char *cmd) {
         Worker *w = &workers[i];
 
         pthread_mutex_lock(&w->lock);
         snprintf(w->cmd, sizeof(w->cmd), "%s", cmd);
         w->busy = 1;
         pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+}
+
+static void wait_done(long i) {
+        Worker *w = &workers[i];
+
+        pthread_mutex_lock(&w->lock);
         while (w->busy)
                 pthread_cond_wait(&w->cond, &w->lock);
         pthread_mutex_unlock(&w->lock);
+}
+
+static void command(long i, const char *cmd) {
+        post(i, cmd);
+        wait_done(i);
 }
 
 int main(int argc, char **argv) {
@@ -132,7 +145,7 @@ int main(int argc, char **argv) {
 
         while (fgets(line, sizeof(line), stdin)) {
                 char cmd[16] = "", a[16] = "", b[16] = "";
-                long i = -1, n = 0;
+                long i = -1, j = -1, n = 0;
 
                 if (sscanf(line, "%15s %ld", cmd, &i) < 2 || i < 0 || i >= n_workers) {
                         printf("bad command\n");
@@ -155,6 +168,20 @@ int main(int argc, char **argv) {
                         memcpy(workers[i].b, b, sizeof(b));
                         workers[i].n = n;
                         command(i, "storm");
+                        printf("ok\n");
+                } else if (strcmp(cmd, "storm2") == 0 && sscanf(line, "%*s %*d %ld %ld %15s %15s", &j, &n, a, b) == 4 &&
+                           j >= 0 && j < n_workers && j != i) {
+                        for (long k = 0; k < 2; k++) {
+                                Worker *w = &workers[k ? j : i];
+
+                                memcpy(w->a, a, sizeof(a));
+                                memcpy(w->b, b, sizeof(b));
+                                w->n = n;
+                        }
+                        post(i, "storm");
+                        post(j, "storm");
+                        wait_done(i);
+                        wait_done(j);
                         printf("ok\n");
                 } else
                         printf("bad command\n");

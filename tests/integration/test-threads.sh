@@ -79,6 +79,23 @@ n=$(others_not_default "$A" "$B" "$C" "$D")
 say self 2 idle
 expect_tslice "$HPID" "$B" "$BASE" "a thread renamed away from data-loop* goes back to the default"
 expect_tslice "$HPID" "$A" "$SLICE10" "... while the others keep theirs"
+# A name is any bytes: not UTF-8, and still matched as bytes (the log gets it escaped).
+printf 'self 4 data-loop\xff\n' >&7; read -r -u 8 REPLY
+expect_tslice "$HPID" "${TIDS[4]}" "$SLICE10" "a thread name that is not UTF-8 matches by its bytes"
+grep -qa "Thread ${TIDS[4]} 'data-loop" "$T/log" && ! LC_ALL=C grep -qa $'\xff' "$T/log" &&
+        ok "... and reaches the log escaped" || fail "the log has the raw name, or not the thread"
+say self 4 data-loop.3
+# A reload re-decides the threads: without the rule they go back, with it they get it again.
+mv "$T/root/etc/latnice.d/50-test.conf" "$T/50-test.conf"
+rules <<'CONF'
+[Process quick]
+Comm=lnt-tquick
+LatencyNice=-10
+CONF
+expect_tslice "$HPID" "$A" "$BASE" "a reload without the Thread= rule puts the threads back"
+cp "$T/50-test.conf" "$T/root/etc/latnice.d/50-test.conf"
+expect_tslice "$HPID" "$A" "$SLICE10" "a reload with it again gives them the value again"
+expect_tslice "$HPID" "$C" "$SLICE10" "... all of them"
 stop_daemon || fail "latniced did not stop cleanly"
 n=$(others_not_default)
 [ "$n" = 0 ] && ok "stopping latniced puts every thread back to the default" ||
@@ -89,12 +106,12 @@ start_daemon || exit 1
 expect_tslice "$HPID" "$A" "$SLICE10" "a thread named before latniced started gets its value at start-up"
 expect_tslice "$HPID" "$C" "$SLICE10" "... and the other one"
 expect_tslice "$HPID" "$D" "$SLICE10" "... and the one it created"
-[ "$(others_not_default "$A" "$C" "$D")" = 0 ] && ok "the unnamed threads keep the default" ||
+[ "$(others_not_default "$A" "$C" "$D" "${TIDS[4]}")" = 0 ] && ok "the unnamed threads keep the default" ||
         fail "unnamed threads changed"
 kill -KILL "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 [ "$(tslice "$HPID" "$A")" = "$SLICE10" ] || fail "after SIGKILL the value is gone already"
 start_daemon || exit 1
-grep -q "Took over 3 processes" "$T/log" && ok "the restarted latniced takes over the 3 threads' records" ||
+grep -q "Took over 4 processes" "$T/log" && ok "the restarted latniced takes over the 4 threads' records" ||
         fail "no records taken over: $(grep "Took over" "$T/log")"
 say self 1 elsewhere
 expect_tslice "$HPID" "$A" "$BASE" "after a restart, a thread renamed away still goes back"
@@ -144,6 +161,20 @@ echo "# thread storm: $N renames, $sent records decided at once, $walks walks of
 say storm 5 $N data-loop.s storm-b
 sleep 0.5
 expect_tslice "$HPID" "${TIDS[5]}" "$BASE" "after a storm that ends away from data-loop* the thread has the default"
+# Two threads at once: only a walk tells which renamed, and walks of one process are spaced out.
+c0=$(awk '{print $14 + $15}' "/proc/$DPID/stat")
+h0=$(awk '{print $14 + $15}' "/proc/$HPID/stat")
+w0=$(grep -c "Walking the threads of lnt-tnames\[$HPID\]" "$T/log")
+say storm2 6 7 $((20 * N + 1)) data-loop.t storm-c
+c1=$(awk '{print $14 + $15}' "/proc/$DPID/stat")
+h1=$(awk '{print $14 + $15}' "/proc/$HPID/stat")
+expect_tslice "$HPID" "${TIDS[6]}" "$SLICE10" "after two threads' storms ending on data-loop.t the first has the value"
+expect_tslice "$HPID" "${TIDS[7]}" "$SLICE10" "... and the second"
+w1=$(grep -c "Walking the threads of lnt-tnames\[$HPID\]" "$T/log")
+echo "# two threads, $((20 * N + 1)) renames each: $((w1 - w0)) walks of the 10,001 threads;" \
+        "daemon CPU $((c1 - c0)) ticks, the renaming process's $((h1 - h0)) ticks"
+[ "$(others_not_default "$BIG" "${TIDS[6]}" "${TIDS[7]}")" = 0 ] && ok "the other threads still have the default" ||
+        fail "other threads of the big process changed"
 stop_daemon || fail "latniced did not stop cleanly"
 exec 7>&- 8<&-
 kill "$HPID"; wait "$HPID" 2>/dev/null
@@ -177,7 +208,8 @@ for src in "--tracepoint" "--source=netlink" "--source=proc-scan --scan-interval
                 expect_tslice "$HPID" "${TIDS[1]}" "$BASE" "$src: a thread renamed away goes back"
         fi
         stop_daemon || fail "$src: latniced did not stop cleanly"
-        [ "$(others_not_default)" = 0 ] && ok "$src: stopping puts the threads back" || fail "$src: values left after stop"
+        [ "$(others_not_default)" = 0 ] && ok "$src: stopping puts the threads back" ||
+                fail "$src: values left after stop"
         exec 7>&- 8<&-; kill "$HPID"; wait "$HPID" 2>/dev/null
 done
 [ -n "$TRACEFS_MOUNTED" ] && umount /sys/kernel/tracing && TRACEFS_MOUNTED=
