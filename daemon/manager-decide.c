@@ -9,6 +9,7 @@
 #include "log.h"
 #include "manager-decide.h"
 #include "manager-stats.h"
+#include "manager-threads.h"
 #include "proc.h"
 #include "state.h"
 #include "util.h"
@@ -244,7 +245,11 @@ static const AppliedProcess *applied_source(Manager *m, const TaskInfo *t, uint6
         pid_t pid;
 
         if (a)
-                return a->raw == raw ? a : NULL;
+                /* Forked by the process, or by one of its threads with a Thread= value. */
+                return a->raw == raw ? a : manager_thread_source(m, a->pid, raw);
+        a = manager_thread_source(m, t->ppid, raw);
+        if (a)
+                return a;
         /* Rare (a value, and a parent we did not set): climb while the value is the same. */
         if (proc_stat_read_pid(m->proc_fd, t->pid, 0, &st) < 0)
                 return NULL;

@@ -192,15 +192,14 @@ static int thread_decide(Manager *m, TaskInfo *t, uint64_t process_start, pid_t 
 
         if (tid == t->pid)
                 return 0; /* the main thread: the process's own name and rules */
-        if (e && e->tgid == 0)
-                return 0; /* a process of that pid still in the table (it has not been pruned yet) */
         if (proc_stat_read_pid(m->proc_fd, t->pid, tid, &st) < 0) {
                 if (e && e->tgid == t->pid)
                         manager_forget_full(m, tid, false);
                 return 0;
         }
         if (e && (e->tgid != t->pid || e->start_time != st.start_time)) {
-                manager_forget_full(m, tid, false); /* a thread that is gone, its tid reused */
+                /* About a thread or a process that is gone: the tid is this thread's now. */
+                manager_forget_full(m, tid, e->tgid == 0);
                 e = NULL;
         }
 
@@ -219,6 +218,19 @@ static int thread_decide(Manager *m, TaskInfo *t, uint64_t process_start, pid_t 
                 return 0;
         }
         return thread_set(m, t, process_start, tid, &st, e, rule);
+}
+
+const AppliedProcess *manager_thread_source(Manager *m, pid_t pid, uint64_t raw) {
+        const AppliedProcess *e;
+        size_t i = 0;
+
+        if (m->n_thread_entries == 0 || pid <= 0)
+                return NULL;
+        /* XXX: a walk over the table; only for an exec that carries a value its parent process has not. */
+        while ((e = applied_table_next(m->applied, &i)))
+                if (e->tgid == pid && e->raw == raw)
+                        return e;
+        return NULL;
 }
 
 /* Could a rule with Thread= match a thread of t, whatever its name? */

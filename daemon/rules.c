@@ -479,8 +479,8 @@ static int parse_words(ParseContext *c, const char *key, const char *value, char
                 if (k == MATCH_THREAD && l > 15 && !string_is_glob(*w)) {
                         /* pthread_setname_np() takes at most 15 bytes as well. */
                         parse_error(c, c->reader.line,
-                                    "Thread=\"%s\" can never match: it is %zu bytes and the kernel keeps only the first "
-                                    "15 bytes of a thread name", *w, l);
+                                    "Thread=\"%s\" can never match: it is %zu bytes and the kernel keeps only the "
+                                    "first 15 bytes of a thread name", *w, l);
                         continue;
                 }
                 if (k == MATCH_COMM && l > 15 && !string_is_glob(*w)) {

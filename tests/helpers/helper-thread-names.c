@@ -11,6 +11,8 @@
  *                    creator's name (and value)                            -> spawned TID
  *   storm I N A B    thread I renames itself N times, A and B in turn      -> ok
  *   storm2 I J N A B threads I and J do so at the same time                -> ok
+ *   run I PROG       thread I forks and the child executes PROG 30 (it
+ *                    starts with the thread's value)                       -> child PID
  */
 
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -27,6 +30,7 @@ typedef struct Worker {
         pthread_mutex_t lock;
         pthread_cond_t cond;
         char cmd[16], a[16], b[16];
+        char prog[200];
         long n;
         int busy;
         pid_t result;
@@ -60,6 +64,16 @@ static void run(Worker *w) {
                 while (__atomic_load_n(&tid, __ATOMIC_SEQ_CST) == 0)
                         usleep(1000);
                 w->result = tid;
+        } else if (strcmp(w->cmd, "run") == 0) {
+                pid_t child = fork();
+
+                if (child < 0)
+                        abort();
+                if (child == 0) {
+                        execl(w->prog, w->prog, "30", (char *) NULL);
+                        _exit(127);
+                }
+                w->result = child;
         } else if (strcmp(w->cmd, "storm") == 0) {
                 for (long i = 0; i < w->n; i++)
                         if (prctl(PR_SET_NAME, i % 2 ? w->b : w->a) < 0)
@@ -122,6 +136,7 @@ int main(int argc, char **argv) {
         workers = calloc((size_t) n_workers, sizeof(Worker));
         if (!workers)
                 return 1;
+        signal(SIGCHLD, SIG_IGN); /* children of "run" are reaped by the kernel */
         pthread_attr_init(&attr);
         pthread_attr_setstacksize(&attr, 64 * 1024); /* 10,000 threads fit in a test machine */
         for (long i = 0; i < n_workers; i++) {
@@ -160,6 +175,9 @@ int main(int argc, char **argv) {
                         if (pthread_setname_np(workers[i].thread, a) != 0)
                                 abort();
                         printf("ok\n");
+                } else if (strcmp(cmd, "run") == 0 && sscanf(line, "%*s %*d %199s", workers[i].prog) == 1) {
+                        command(i, "run");
+                        printf("child %d\n", (int) workers[i].result);
                 } else if (strcmp(cmd, "spawn") == 0) {
                         command(i, "spawn");
                         printf("spawned %d\n", (int) workers[i].result);

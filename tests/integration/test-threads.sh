@@ -23,6 +23,7 @@ T=$(mktemp -d /tmp/latnice-threads-test.XXXXXX)
 
 cp "$HELPER" "$T/lnt-tnames"
 cp /bin/sleep "$T/lnt-tquick"
+cp /bin/sleep "$T/lnt-tchild"
 tslice() { awk '/^se.slice/ {print $3}' "/proc/$1/task/$2/sched" 2>/dev/null; } # PID TID
 expect_tslice() { # PID TID SLICE WHAT
         local s
@@ -76,6 +77,10 @@ n=$(others_not_default "$A" "$B" "$C" "$D")
         fail "$n unnamed threads do not have the default slice"
 [ "$(slice_of "$HPID")" = "$BASE" ] && ok "the process itself (its main thread) keeps the default" ||
         fail "main thread: $(slice_of "$HPID")"
+say run 1 "$T/lnt-tchild"; K=${REPLY#child }; PIDS+=("$K")
+expect_slice "$K" "$BASE" "a program a named thread starts, which no rule matches, gets the default back (Inherit=no)"
+grep -q "lnt-tchild\[$K\]: back to LatencyNice=0" "$T/log" && ok "... reset by latniced" ||
+        fail "the child's reset is not in the log: $(grep "$K" "$T/log")"
 say self 2 idle
 expect_tslice "$HPID" "$B" "$BASE" "a thread renamed away from data-loop* goes back to the default"
 expect_tslice "$HPID" "$A" "$SLICE10" "... while the others keep theirs"
