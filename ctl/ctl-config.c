@@ -78,7 +78,7 @@ static size_t print_warnings(const RuleSet *s) {
                                 "machine wakes latniced to match it (a wakeup and a few microseconds per exec, about "
                                 "10 times the daemon's CPU); give it Comm=, Exe= (a file name), Parent=, Ancestor= (a "
                                 "name), User=, Group= or Unit=, or globs with a literal start (\"game*\", not "
-                                "\"*game\"); App= and Cgroup= the kernel cannot check.\n",
+                                "\"*game\"); App=, Cgroup= and Thread= the kernel cannot check.\n",
                                 rule->file, rule->line, rule->name);
                         n++;
                 }

@@ -190,14 +190,18 @@ AppliedProcess *applied_table_next(AppliedTable *t, size_t *i) {
         return &t->entries[(*i)++];
 }
 
-/* Opens /proc/PID if it still is the process e names. */
+/* Opens /proc/PID if it still is the process e names; for a thread's entry /proc/TGID/task/TID, if that
+ * thread still belongs to that process. */
 static int open_process(int proc_fd, const AppliedProcess *e, int *ret_fd) {
         _cleanup_(closep) int fd = -1;
-        char path[16];
+        char path[32];
         ProcStat st;
         int r;
 
-        snprintf(path, sizeof(path), "%d", (int) e->pid);
+        if (e->tgid > 0)
+                snprintf(path, sizeof(path), "%d/task/%d", (int) e->tgid, (int) e->pid);
+        else
+                snprintf(path, sizeof(path), "%d", (int) e->pid);
         fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return errno == ENOENT ? -ESRCH : -errno;
@@ -261,7 +265,8 @@ static int walk_process(const SchedProbe *p, int proc_fd, const AppliedProcess *
         r = open_process(proc_fd, e, &fd);
         if (r < 0)
                 return r;
-        *ret_walk = sched_walk_threads(fd, NULL, 0, fn, userdata);
+        /* A Thread= rule's value is on that thread alone. */
+        *ret_walk = e->tgid > 0 ? fn(e->pid, userdata) : sched_walk_threads(fd, NULL, 0, fn, userdata);
         return 0;
 }
 

@@ -34,6 +34,8 @@ typedef struct AppliedProcess {
         uint64_t exe_ino;      /* the binary it ran when it was set (TaskInfo.exe_ino/exe_dev), 0 if unknown */
         uint32_t exe_dev;
         uint32_t state_slot;   /* its record in the state file (state.c), STATE_SLOT_NONE if none */
+        pid_t tgid;            /* 0: about a process; else a Thread= rule's value on one thread, pid (its tid)
+                                * of process tgid; start_time, comm and before are the thread's */
 } AppliedProcess;
 
 #define STATE_SLOT_NONE UINT32_MAX

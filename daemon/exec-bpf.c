@@ -178,7 +178,7 @@ bool exec_bpf_take_renames_lost(ExecBpf *b) {
         return true;
 }
 
-size_t exec_bpf_sweep_renames(ExecBpf *b, pid_t *pids, size_t max, bool *ret_more) {
+size_t exec_bpf_sweep_renames(ExecBpf *b, RenameSwept *out, size_t max, bool *ret_more) {
         int fd = bpf_map__fd(b->skel->maps.renames_pending);
         uint32_t keys[EXEC_BPF_SWEEP_MAX];
         size_t n_keys = 0, n = 0;
@@ -199,7 +199,7 @@ size_t exec_bpf_sweep_renames(ExecBpf *b, pid_t *pids, size_t max, bool *ret_mor
 
                 if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &v) == 0) {
                         if (v.unsent > 0)
-                                pids[n++] = (pid_t) keys[i];
+                                out[n++] = rename_swept_from_pending((pid_t) keys[i], &v);
                         continue;
                 }
                 if (errno == ENOENT)
@@ -207,7 +207,7 @@ size_t exec_bpf_sweep_renames(ExecBpf *b, pid_t *pids, size_t max, bool *ret_mor
                 /* Before Linux 5.14 a hash map cannot do both at once: a rename between the two is not
                  * counted, so decide the process in any case. */
                 if (bpf_map_delete_elem(fd, &keys[i]) == 0)
-                        pids[n++] = (pid_t) keys[i];
+                        out[n++] = (RenameSwept) { .pid = (pid_t) keys[i], .leader = true, .threads = true };
         }
         return n;
 }
@@ -405,6 +405,7 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
                 /* The running filter may not cover the new rules: everything passes, renames too. */
                 s->bss->filter_active = false;
                 s->bss->want_renames = s->bss->want_renames || f->want_renames;
+                s->bss->want_thread_renames = s->bss->want_thread_renames || f->want_thread_renames;
                 return r;
         }
 
@@ -412,6 +413,8 @@ int exec_bpf_set_filter(ExecBpf *b, const FilterSpec *f, const uint32_t *uids, s
         s->bss->filter_active = false;
         s->bss->want_renames = f->want_renames;
         s->bss->renames_all = f->renames_all;
+        s->bss->want_thread_renames = f->want_thread_renames;
+        s->bss->thread_renames_all = f->thread_renames_all;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         for (size_t i = 0; i < _SLOT_MAX; i++) {
                 int outer = bpf_map__fd(sb[i].outer);

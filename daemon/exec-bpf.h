@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "exec-event.h"
 #include "filter.h"
 #include "latnice/event.h"
 
@@ -50,12 +51,12 @@ bool exec_bpf_take_lost(ExecBpf *b);
 /*
  * The sweep of coalesced renames (exec.bpf.c's renames_pending): takes up to
  * max processes out of the kernel's set, so that their next rename sends a
- * record again, and returns in pids those renamed again after their record
+ * record again, and returns in out those renamed again after their record
  * (or whose record did not fit): the caller decides them from /proc, once
  * the ring buffer is empty (a record still queued is older than /proc).
  * *ret_more: entries are left (or arrived meanwhile); sweep again later.
  */
-size_t exec_bpf_sweep_renames(ExecBpf *b, pid_t *pids, size_t max, bool *ret_more);
+size_t exec_bpf_sweep_renames(ExecBpf *b, RenameSwept *out, size_t max, bool *ret_more);
 /* True once after a rename record did not fit: only a sweep decides that process. */
 bool exec_bpf_take_renames_lost(ExecBpf *b);
 

@@ -48,6 +48,7 @@ ExecEventType task_info_from_event(const void *data, size_t size, uint64_t ns_pe
                 return EXEC_EVENT_INVALID;
 
         ret->pid = (pid_t) ev->pid;
+        ret->tid = (pid_t) ev->tid;
         ret->start_time = ev->start_boottime / ns_per_tick;
         ret->parent_start_time = ev->parent_start_boottime / ns_per_tick;
         ret->cgroup_id = ev->cgroup_id;
@@ -88,4 +89,23 @@ ExecEventType task_info_from_event(const void *data, size_t size, uint64_t ns_pe
                 ret->args_len = len;
         }
         return ret->type = ev->type == LATNICE_EVENT_RENAME ? EXEC_EVENT_RENAME : EXEC_EVENT_EXEC;
+}
+
+RenameSwept rename_swept_from_pending(pid_t pid, const struct latnice_rename_pending *v) {
+        RenameSwept w = { .pid = pid, .leader = v->leader > 0 };
+
+        if (v->threads > 0) {
+                uint64_t tid = v->tid_sum / v->threads;
+
+                /* The sums wrap in a long storm of large tids: then a wrong "one thread" is as unlikely as two
+                 * different tids that happen to balance; it would cost the other thread's rename, not more. */
+                if (v->tid_sum % v->threads == 0 && tid > 0 && tid <= INT32_MAX &&
+                    tid * tid * v->threads == v->tid_sq_sum)
+                        w.tid = (pid_t) tid;
+                else
+                        w.threads = true;
+        }
+        if (!w.leader && w.tid == 0 && !w.threads)
+                w.leader = w.threads = true; /* nothing counted (cannot be): decide everything */
+        return w;
 }

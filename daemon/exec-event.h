@@ -34,6 +34,7 @@ typedef struct ExecEventBuf {
 typedef struct ExecEvent {
         ExecEventType type;
         pid_t pid;
+        pid_t tid;                  /* the thread: of a RENAME, the one renamed (pid for the process's own name) */
         uint64_t start_time;        /* clock ticks since boot, as in /proc/PID/stat */
         /* EXEC and RENAME only: */
         uint64_t parent_start_time; /* the same of the parent */
@@ -45,6 +46,21 @@ typedef struct ExecEvent {
         bool has_args;              /* the record carries argv words (task.argv) */
         size_t args_len;            /* how many bytes of them */
 } ExecEvent;
+
+/*
+ * A process with renames after its record (exec.bpf.c's renames_pending):
+ * its own (leader), of one thread (tid, for Thread= rules), or of more
+ * threads (threads: only a walk over them tells which).
+ */
+typedef struct RenameSwept {
+        pid_t pid;
+        pid_t tid;
+        bool leader;
+        bool threads;
+} RenameSwept;
+
+/* What an entry of renames_pending counted: one thread if its tids' sums say every tid was the same. */
+RenameSwept rename_swept_from_pending(pid_t pid, const struct latnice_rename_pending *v);
 
 /*
  * Decodes one record of size bytes; the record and buf must outlive what

@@ -86,10 +86,11 @@ int exec_netlink_read(int fd, unsigned budget, netlink_handler_t handler, void *
                                  ev.event_data.fork.child_pid == ev.event_data.fork.child_tgid)
                                 (void) handler(userdata, NETLINK_EVENT_FORK, ev.event_data.fork.child_tgid,
                                                ev.event_data.fork.parent_tgid);
-                        else if (ev.what == PROC_EVENT_COMM &&
-                                 ev.event_data.comm.process_pid == ev.event_data.comm.process_tgid)
-                                (void) handler(userdata, NETLINK_EVENT_RENAME, ev.event_data.comm.process_tgid,
-                                               ev.event_data.comm.process_pid);
+                        else if (ev.what == PROC_EVENT_COMM)
+                                (void) handler(userdata,
+                                               ev.event_data.comm.process_pid == ev.event_data.comm.process_tgid ?
+                                               NETLINK_EVENT_RENAME : NETLINK_EVENT_THREAD_RENAME,
+                                               ev.event_data.comm.process_tgid, ev.event_data.comm.process_pid);
                 }
         }
         return lost;

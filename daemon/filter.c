@@ -200,6 +200,18 @@ int filter_spec_build(const RuleSet *s, size_t capacity, FilterSpec *ret) {
                         if (!all_expressible(rule_match(rule, MATCH_COMM), LATNICE_COMM_LEN, false))
                                 f.renames_all = true;
                 }
+                if (rule_match(rule, MATCH_THREAD)) {
+                        f.want_thread_renames = true;
+                        /* A thread's rename is checked against the comm names: they take Thread='s too (an exec
+                         * of a program named like a thread passes as well, which only widens the filter). */
+                        if (!all_expressible(rule_match(rule, MATCH_THREAD), LATNICE_COMM_LEN, false))
+                                f.thread_renames_all = true;
+                        else if (!f.pass_all)
+                                r = add_names(&f.comm, &f.n_comm, &a_comm, rule_match(rule, MATCH_THREAD),
+                                              LATNICE_COMM_LEN, false);
+                        if (r < 0)
+                                break;
+                }
                 if (f.pass_all)
                         continue;
 

@@ -29,6 +29,9 @@ typedef struct FilterSpec {
         bool want_args;
         bool want_renames;       /* some process rule has Comm=: a rename after exec can change a decision */
         bool renames_all;        /* one has a Comm= the comm names cannot express: every rename passes */
+        bool want_thread_renames; /* some process rule has Thread=: renames of other threads than the main one
+                                   * pass when the new or the old name is in the comm names (which hold Thread='s) */
+        bool thread_renames_all;  /* one has a Thread= the comm names cannot express: every thread rename passes */
         char *pass_all_reason;   /* which rule forced pass_all, for the log */
         FilterName *comm;
         size_t n_comm;

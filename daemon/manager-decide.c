@@ -10,11 +10,10 @@
 #include "manager-decide.h"
 #include "manager-inherited.h"
 #include "manager-stats.h"
+#include "manager-threads.h"
 #include "proc.h"
 #include "state.h"
 #include "util.h"
-
-static void manager_prune(Manager *m);
 
 /* Writes e's record to the state file (a new one, or its own slot). */
 static void manager_state_save(Manager *m, AppliedProcess *e) {
@@ -43,15 +42,19 @@ void manager_forget_full(Manager *m, pid_t pid, bool untrack) {
                 if (me)
                         me->state_slot = slot;
         }
+        if (e->tgid > 0) {
+                m->n_thread_entries--;
+                untrack = false; /* the kernel side tracks processes only */
+        }
         applied_table_remove(m->applied, pid);
         manager_stats_on_forget(m, pid);
         if (untrack && m->bpf)
                 (void) exec_bpf_track(m->bpf, pid, false);
 }
 
-/* Inserts or replaces an entry (the table takes its strings) and keeps the state file in step. */
-static int manager_record(Manager *m, AppliedProcess *n) {
+int manager_record(Manager *m, AppliedProcess *n) {
         AppliedProcess *old = applied_table_get(m->applied, n->pid), *e;
+        bool was_thread = old && old->tgid > 0;
         int r;
 
         n->state_slot = old ? old->state_slot : STATE_SLOT_NONE;
@@ -59,8 +62,11 @@ static int manager_record(Manager *m, AppliedProcess *n) {
         if (r < 0)
                 return r;
         e = applied_table_get(m->applied, n->pid);
+        m->n_thread_entries += (e->tgid > 0) - was_thread;
         manager_state_save(m, e);
         manager_stats_on_record(m, e);
+        if (e->tgid > 0)
+                return 0; /* the process's exit is what the kernel side reports; a thread's goes at a prune */
         if (m->bpf && !old)
                 (void) exec_bpf_track(m->bpf, n->pid, true);
         return 0;
@@ -173,7 +179,7 @@ static int manager_on_prune(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-static void manager_prune(Manager *m) {
+void manager_prune(Manager *m) {
         int r;
 
         if (applied_table_size(m->applied) < m->prune_at)
@@ -241,7 +247,11 @@ static const AppliedProcess *applied_source(Manager *m, const TaskInfo *t, uint6
         pid_t pid;
 
         if (a)
-                return a->raw == raw ? a : NULL;
+                /* Forked by the process, or by one of its threads with a Thread= value. */
+                return a->raw == raw ? a : manager_thread_source(m, a->pid, raw);
+        a = manager_thread_source(m, t->ppid, raw);
+        if (a)
+                return a;
         /* Rare (a value, and a parent we did not set): climb while the value is the same. */
         if (proc_stat_read_pid(m->proc_fd, t->pid, 0, &st) < 0)
                 return NULL;
@@ -526,12 +536,8 @@ int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t 
         return manager_apply(m, t, start_time, &q, fresh_exec);
 }
 
-/* Reads what the rules need from /proc and decides. */
-int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
+ProcWhat manager_proc_what(const Manager *m) {
         ProcWhat what = PROC_EXE | PROC_IDS;
-        _cleanup_(proc_task_done) ProcTask p = {};
-        TaskInfo t;
-        int r;
 
         if (m->filter.want_args)
                 what |= PROC_CMDLINE;
@@ -543,25 +549,37 @@ int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
                 what |= PROC_NAMES;
         if (m->needs_ancestors)
                 what |= PROC_ANCESTORS;
+        return what;
+}
 
-        r = proc_task_read(m->proc_fd, pid, what, &p);
+/* Reads what the rules need from /proc and decides. */
+int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
+        _cleanup_(proc_task_done) ProcTask p = {};
+        TaskInfo t;
+        int r;
+
+        r = proc_task_read(m->proc_fd, pid, manager_proc_what(m), &p);
         if (r < 0)
                 return r;
         if ((p.stat.flags & PROC_PF_KTHREAD) || p.stat.state == 'Z')
                 return 0;
         proc_task_to_info(&p, &t);
-        proc_task_set_exe_check(&t, &m->proc_fd);
-        if (!p.exe) {
+        manager_task_fill_exe(m, &p, &t);
+        return manager_decide(m, &t, p.stat.start_time, 0, fresh_exec);
+}
+
+void manager_task_fill_exe(Manager *m, const ProcTask *p, TaskInfo *t) {
+        proc_task_set_exe_check(t, &m->proc_fd);
+        if (!p->exe) {
                 /* /proc/PID/exe of another user's process needs CAP_SYS_PTRACE, which the unit does not
                  * give: what its exec event told us about the binary still holds until its next exec. */
-                AppliedProcess *e = applied_table_get(m->applied, pid);
+                AppliedProcess *e = applied_table_get_process(m->applied, p->pid, p->stat.start_time);
 
-                if (e && e->start_time == p.stat.start_time) {
-                        t.exe_ino = e->exe_ino;
-                        t.exe_dev = e->exe_dev;
+                if (e && e->tgid == 0) {
+                        t->exe_ino = e->exe_ino;
+                        t->exe_dev = e->exe_dev;
                 }
         }
-        return manager_decide(m, &t, p.stat.start_time, 0, fresh_exec);
 }
 
 /* Decides the processes of a unit's subtree, as bulk work (not at SCHED_FIFO). */

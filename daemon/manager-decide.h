@@ -9,6 +9,7 @@
 
 #include "authz.h"
 #include "manager.h"
+#include "proc.h"
 
 typedef struct ApplyRequest {
         int latency_nice;
@@ -71,6 +72,14 @@ typedef struct ManualResult {
 int manager_set_manual(Manager *m, const ManualRequest *q, ManualResult *ret);
 
 /* Drops a process from the table and the state file; untrack: stop its exit reports from BPF too. */
+/* Inserts or replaces an entry (the table takes its strings) and keeps the state file in step. */
+int manager_record(Manager *m, AppliedProcess *n);
+/* Drops the dead from the table once it has doubled (later, as bulk work). */
+void manager_prune(Manager *m);
+/* What /proc must say about a process for the rules in place, and the exe check for a TaskInfo read so. */
+ProcWhat manager_proc_what(const Manager *m);
+void manager_task_fill_exe(Manager *m, const ProcTask *p, TaskInfo *t);
+
 void manager_forget_full(Manager *m, pid_t pid, bool untrack);
 static inline void manager_forget(Manager *m, pid_t pid) {
         manager_forget_full(m, pid, true);

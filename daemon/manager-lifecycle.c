@@ -24,6 +24,7 @@
 #include "manager-scx.h"
 #include "manager-sources.h"
 #include "manager-stats.h"
+#include "manager-threads.h"
 #include "proc.h"
 #include "state.h"
 #include "task-exe.h"
@@ -162,6 +163,7 @@ static bool manager_adopt(const StateRecord *rec, uint32_t slot, void *userdata)
                 .manual_uid = rec->manual_uid,
                 .exe_ino = rec->exe_ino,
                 .exe_dev = rec->exe_dev,
+                .tgid = rec->flags & STATE_F_THREAD ? (pid_t) rec->tgid : 0,
                 .state_slot = slot,
         };
 
@@ -173,6 +175,8 @@ static bool manager_adopt(const StateRecord *rec, uint32_t slot, void *userdata)
                         m->hooks.foreground_drop_adopted(m, &n);
                 return false;
         }
+        if ((rec->flags & STATE_F_THREAD) && (n.tgid <= 0 || n.tgid == n.pid))
+                return false;
         if (rec->latency_nice < LATNICE_MIN || rec->latency_nice > LATNICE_MAX ||
             applied_is_ours(&m->probe, m->proc_fd, &n) <= 0)
                 return false;
@@ -190,6 +194,8 @@ static bool manager_adopt(const StateRecord *rec, uint32_t slot, void *userdata)
                 free(n.rule_name);
                 return false;
         }
+        if (n.tgid > 0)
+                m->n_thread_entries++;
         return true;
 }
 
@@ -343,6 +349,10 @@ int manager_run(Manager *m) {
                 _cleanup_(freep) pid_t *done = calloc(applied_table_size(m->applied) + 1, sizeof(pid_t));
                 size_t i = 0, n = 0, n_done = 0;
                 AppliedProcess *e;
+                unsigned n_threads = manager_threads_restore_unrecorded(m);
+
+                if (n_threads > 0)
+                        log_info("Restored %u threads that a named thread made with its value.", n_threads);
 
                 /* First what their descendants inherited through fork: the table says what that was. */
                 n = manager_inherited_restore_all(m);

@@ -284,6 +284,23 @@ int manager_reload(Manager *m, bool startup) {
 
         match_index_free(m->index);
         m->index = TAKE_PTR(index);
+        {
+                /* The rules with Thread=: before a walk over a process's threads, could any of them match? */
+                const Rule **l = NULL;
+                size_t n = 0;
+
+                for (size_t i = 0; i < s->n_rules; i++)
+                        n += s->rules[i].kind == RULE_PROCESS && rule_match(&s->rules[i], MATCH_THREAD);
+                if (n > 0 && !(l = calloc(n, sizeof(Rule *))))
+                        return log_oom();
+                n = 0;
+                for (size_t i = 0; i < s->n_rules; i++)
+                        if (s->rules[i].kind == RULE_PROCESS && rule_match(&s->rules[i], MATCH_THREAD))
+                                l[n++] = &s->rules[i];
+                free(m->thread_rules);
+                m->thread_rules = l;
+                m->n_thread_rules = n;
+        }
         rule_set_free(m->rules);
         m->rules = TAKE_PTR(s);
         free(m->profile);
@@ -451,6 +468,8 @@ void manager_rules_done(Manager *m) {
         m->prefilter = mfree(m->prefilter);
         m->index = match_index_free(m->index);
         m->rules = rule_set_free(m->rules);
+        m->thread_rules = mfree(m->thread_rules);
+        m->n_thread_rules = 0;
         m->profile = mfree(m->profile);
         m->profile_path = mfree(m->profile_path);
 }

@@ -19,6 +19,7 @@
 #include "manager-decide.h"
 #include "manager-inherited.h"
 #include "manager-sources.h"
+#include "manager-threads.h"
 #include "proc.h"
 #include "util.h"
 
@@ -130,6 +131,16 @@ static int manager_on_bpf_record(void *userdata, const void *data, size_t size) 
                 return 0;
         }
         case EXEC_EVENT_RENAME:
+                if (ev.tid > 0 && ev.tid != ev.pid) {
+                        /* A thread other than the main one: a Thread= rule's business, the process's name is
+                         * the same. Its further renames (any thread's) wait for the sweep, as the process's. */
+                        log_debug("Thread %d of PID %d renamed to '%s', deciding it.", (int) ev.tid, (int) ev.pid,
+                                  t->comm);
+                        m->events_seen++;
+                        manager_arm_rename_sweep(m);
+                        (void) manager_thread_renamed(m, ev.pid, ev.tid);
+                        return 0;
+                }
                 /* Decided again under its new name; its value is no longer just inherited. */
                 log_debug("PID %d renamed itself to '%s', deciding again.", (int) ev.pid, t->comm);
                 renamed = true;
@@ -268,16 +279,29 @@ typedef struct RenameGate {
         struct {
                 pid_t pid; /* 0: free */
                 bool again;
+                RenameSwept what; /* whose renames came again */
         } slot[RENAME_GATE_SLOTS];
 } RenameGate;
 
-/* 1: pid is new in the gate (decide it now), 0: it was there (decided at the sweep), -ENOSPC: full. */
-static int rename_gate_add(RenameGate *g, pid_t pid) {
+/* Whose rename it was, as exec.bpf.c's note_renamed(): the process's own, one thread, more threads. */
+static void rename_note(RenameSwept *w, pid_t pid, pid_t tid) {
+        if (tid == pid)
+                w->leader = true;
+        else if (w->tid == 0)
+                w->tid = tid;
+        else if (w->tid != tid)
+                w->threads = true;
+}
+
+/* A rename of thread tid of pid (tid == pid: of the process itself). 1: pid is new in the gate (decide it
+ * now), 0: it was there (decided at the sweep), -ENOSPC: full. */
+static int rename_gate_add(RenameGate *g, pid_t pid, pid_t tid) {
         size_t i = ((uint32_t) pid * 2654435761U) & (RENAME_GATE_SLOTS - 1);
 
         for (;; i = (i + 1) & (RENAME_GATE_SLOTS - 1)) {
                 if (g->slot[i].pid == pid) {
                         g->slot[i].again = true;
+                        rename_note(&g->slot[i].what, pid, tid);
                         return 0;
                 }
                 if (g->slot[i].pid == 0)
@@ -287,13 +311,14 @@ static int rename_gate_add(RenameGate *g, pid_t pid) {
                 return -ENOSPC;
         g->slot[i].pid = pid;
         g->slot[i].again = false;
+        g->slot[i].what = (RenameSwept) { .pid = pid };
         g->n++;
         return 1;
 }
 
-/* Empties the gate; pids: the processes renamed again after their first rename (max: at least
+/* Empties the gate; out: the processes renamed again after their first rename (max: at least
  * RENAME_GATE_SLOTS / 2, what the gate holds). */
-static size_t rename_gate_sweep(RenameGate *g, pid_t *pids, size_t max) {
+static size_t rename_gate_sweep(RenameGate *g, RenameSwept *out, size_t max) {
         size_t n = 0;
 
         if (!g)
@@ -302,33 +327,45 @@ static size_t rename_gate_sweep(RenameGate *g, pid_t *pids, size_t max) {
                 if (g->slot[i].pid == 0)
                         continue;
                 if (g->slot[i].again && n < max)
-                        pids[n++] = g->slot[i].pid;
+                        out[n++] = g->slot[i].what;
                 g->slot[i].pid = 0;
                 g->n--;
         }
         return n;
 }
 
+/* A process renamed again since its record: its own name, and the threads Thread= rules may care for. */
+static void manager_decide_swept(Manager *m, const RenameSwept *w) {
+        if (w->leader)
+                (void) manager_decide_pid(m, w->pid, false);
+        if (w->threads)
+                /* Which of its threads were renamed is not known: they are walked, in steps, and not again
+                 * until a pause several times as long. */
+                manager_threads_walk(m, w->pid);
+        else if (w->tid > 0)
+                (void) manager_thread_renamed(m, w->pid, w->tid);
+}
+
 static int manager_on_rename_sweep(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
-        pid_t pids[RENAME_GATE_SLOTS / 2 > EXEC_BPF_SWEEP_MAX ? RENAME_GATE_SLOTS / 2 : EXEC_BPF_SWEEP_MAX];
+        RenameSwept swept[RENAME_GATE_SLOTS / 2 > EXEC_BPF_SWEEP_MAX ? RENAME_GATE_SLOTS / 2 : EXEC_BPF_SWEEP_MAX];
         bool more = false;
         size_t n;
         int r;
 
         manager_leave_realtime(m);
         if (!m->bpf) {
-                n = rename_gate_sweep(m->rename_gate, pids, ELEMENTSOF(pids));
+                n = rename_gate_sweep(m->rename_gate, swept, ELEMENTSOF(swept));
                 for (size_t i = 0; i < n; i++)
-                        (void) manager_decide_pid(m, pids[i], false);
+                        manager_decide_swept(m, &swept[i]);
                 return 0;
         }
         /* The ring buffer first: a record still queued is older than what /proc says now. */
         r = exec_bpf_consume(m->bpf, EXEC_BUDGET);
         if (r == 0) {
-                n = exec_bpf_sweep_renames(m->bpf, pids, ELEMENTSOF(pids), &more);
+                n = exec_bpf_sweep_renames(m->bpf, swept, ELEMENTSOF(swept), &more);
                 for (size_t i = 0; i < n; i++)
-                        (void) manager_decide_pid(m, pids[i], false);
+                        manager_decide_swept(m, &swept[i]);
                 if (n > 0 || more)
                         r = 1; /* look again: what was swept may rename again, and did not send meanwhile */
         }
@@ -410,19 +447,26 @@ static int manager_on_netlink_event(void *userdata, NetlinkEventType type, pid_t
         /* Without an in-kernel filter, a rename is worth a /proc read only where a Comm= rule could care. */
         if (type == NETLINK_EVENT_RENAME && !m->filter.want_renames && !applied_table_get(m->applied, pid))
                 return 0;
-        if (type == NETLINK_EVENT_RENAME) {
+        /* ... and another thread's rename only where a Thread= rule could. */
+        if (type == NETLINK_EVENT_THREAD_RENAME && m->n_thread_rules == 0 && m->n_thread_entries == 0)
+                return 0;
+        if (type == NETLINK_EVENT_RENAME || type == NETLINK_EVENT_THREAD_RENAME) {
                 if (!m->rename_gate) {
                         m->rename_gate = calloc(1, sizeof(RenameGate));
                         if (!m->rename_gate)
                                 return log_oom();
                 }
-                r = rename_gate_add(m->rename_gate, pid);
+                r = rename_gate_add(m->rename_gate, pid, type == NETLINK_EVENT_THREAD_RENAME ? tid : pid);
                 if (r == 0)
                         return 0; /* renamed again: the sweep decides it */
                 if (r > 0)
                         manager_arm_rename_sweep(m);
         }
         m->events_seen++;
+        if (type == NETLINK_EVENT_THREAD_RENAME) {
+                (void) manager_thread_renamed(m, pid, tid);
+                return 0;
+        }
         r = manager_decide_pid(m, pid, type == NETLINK_EVENT_EXEC);
         if (r == -ESRCH)
                 log_debug("Process %d exited before /proc could be read.", (int) pid);
@@ -502,6 +546,8 @@ static bool scan_job_step(Manager *m, ScanJob *j, size_t chunk) {
                 if (!j->all && scan_prev_has(m, &e))
                         continue;
                 (void) manager_decide_pid(m, pid, false);
+                if (st.num_threads > 1)
+                        manager_threads_walk(m, pid);
         }
         return j->next >= j->n_pids;
 }
@@ -667,7 +713,8 @@ static int manager_setup_bpf(Manager *m, char **ret_reason) {
                 AppliedProcess *e;
 
                 while ((e = applied_table_next(m->applied, &i)))
-                        (void) exec_bpf_track(m->bpf, e->pid, true);
+                        if (e->tgid == 0) /* a thread's entry goes with its process, at a prune */
+                                (void) exec_bpf_track(m->bpf, e->pid, true);
         }
         return manager_add_exec_source(m, &m->bpf_event_source, exec_bpf_epoll_fd(m->bpf), manager_on_bpf,
                                        "bpf-ringbuf");
@@ -746,6 +793,7 @@ int manager_setup_source(Manager *m) {
 }
 
 void manager_sources_done(Manager *m) {
+        manager_threads_done(m);
         m->scan_defer = sd_event_source_unref(m->scan_defer);
         m->scan_job = scan_job_free(m->scan_job);
         m->scan_timer = sd_event_source_unref(m->scan_timer);

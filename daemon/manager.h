@@ -4,7 +4,7 @@
  * parts share: sd_notify, the Backend strings, its own realtime policy),
  * manager-decide.c (deciding and applying), manager-sources.c (exec events
  * and /proc walks), manager-rules.c (rules, profile, prefilter, watches),
- * manager-scx.c, manager-stats.c and bus-link.c (the system bus
+ * manager-threads.c (Thread= rules, per thread), manager-scx.c, manager-stats.c and bus-link.c (the system bus
  * connection); manager-lifecycle.c above them all sets them up, runs the
  * loop and tears them down. The layers above (manager-bus.c,
  * manager-units.c) use these headers; the manager reaches them only
@@ -140,6 +140,10 @@ struct Manager {
         bool needs_exe;      /* some rule matches Exe=: resolve the executable's path */
         bool needs_parent;
         bool needs_ancestors; /* some rule has Ancestor=: read the chain of parents */
+        const Rule **thread_rules; /* the process rules with Thread=, in order (into rules) */
+        size_t n_thread_rules;
+        size_t n_thread_entries;   /* entries of the applied table about one thread (AppliedProcess.tgid) */
+        struct ManagerThreads *threads_state; /* walks over the threads of processes (manager-threads.c) */
 
         SchedProbe probe;
         AppliedTable *applied;

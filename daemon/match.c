@@ -277,6 +277,8 @@ static bool pattern_matches(MatchKey k, const char *pattern, const TaskInfo *t) 
                 return ancestor_index(pattern, t) >= 0;
         case MATCH_APP:
                 return app_matches(pattern, t->cgroup);
+        case MATCH_THREAD:
+                return t->thread_any || value_matches(pattern, t->thread_comm);
         default:
                 return false;
         }

@@ -50,6 +50,9 @@ struct TaskInfo {
         bool argv_truncated;     /* argv holds only the first words (what the BPF record had room for) */
         const TaskAncestor *ancestors; /* nearest first, NULL if unknown (Ancestor= then matches nothing) */
         size_t n_ancestors;
+        const char *thread_comm; /* the thread's own name when one thread is decided; NULL: the whole
+                                  * process, and then a rule with Thread= does not match */
+        bool thread_any;         /* Thread= matches any name: could a rule with Thread= match one of its threads? */
 };
 
 typedef struct MatchResult {

@@ -324,7 +324,7 @@ int proc_task_read(int proc_fd, pid_t pid, ProcWhat what, ProcTask *ret) {
         ProcTask t = { .pid = pid };
         int r;
 
-        r = proc_stat_read_pid(proc_fd, pid, 0, &t.stat);
+        r = proc_stat_read_pid(proc_fd, pid, what & PROC_MAIN_STAT ? pid : 0, &t.stat);
         if (r < 0)
                 return r;
 

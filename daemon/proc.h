@@ -32,6 +32,9 @@ typedef enum ProcWhat {
         PROC_NAMES = 1 << 5, /* resolve uid/gid to names (NSS) */
         PROC_ANCESTORS = 1 << 6, /* the chain of parents, for Ancestor= */
         PROC_ALL = (1 << 7) - 1,
+        /* The main thread's own stat (task/PID/stat): the same start time, flags and thread count, without
+         * the CPU times summed over every thread (1 ms for a process of 10,000 threads, 11 us for one). */
+        PROC_MAIN_STAT = 1 << 7,
 } ProcWhat;
 
 typedef struct ProcTask {

@@ -39,6 +39,7 @@ static const char * const match_key_table[_MATCH_KEY_MAX] = {
         [MATCH_UNIT] = "Unit",
         [MATCH_ANCESTOR] = "Ancestor",
         [MATCH_APP] = "App",
+        [MATCH_THREAD] = "Thread",
 };
 
 static const char * const rule_kind_table[_RULE_KIND_MAX] = {
@@ -341,7 +342,12 @@ static void parse_finish_section(ParseContext *c) {
                 if (!any)
                         parse_error(c, rule->line,
                                     "[%s %s] has no match keys (Comm=, Exe=, Cmdline=, Parent=, User=, Group=, "
-                                    "Cgroup=, Unit=): it would match every process; rule ignored",
+                                    "Cgroup=, Unit=, Thread=): it would match every process; rule ignored",
+                                    rule_kind_to_string(rule->kind), c->cur_name);
+                else if (c->cur_match[MATCH_THREAD] && rule->threads == THREADS_MAIN)
+                        parse_error(c, rule->line,
+                                    "[%s %s] has both Thread= and Threads=main: Thread= chooses the threads itself; "
+                                    "drop Threads=main (or Thread=); rule ignored",
                                     rule_kind_to_string(rule->kind), c->cur_name);
                 else if (!c->cur_has_ln)
                         parse_error(c, rule->line, "[%s %s] has no LatencyNice= setting; rule ignored",
@@ -470,6 +476,13 @@ static int parse_words(ParseContext *c, const char *key, const char *value, char
         for (char **w = words; w && *w; w++) {
                 size_t l = strlen(*w);
 
+                if (k == MATCH_THREAD && l > 15 && !string_is_glob(*w)) {
+                        /* pthread_setname_np() takes at most 15 bytes as well. */
+                        parse_error(c, c->reader.line,
+                                    "Thread=\"%s\" can never match: it is %zu bytes and the kernel keeps only the "
+                                    "first 15 bytes of a thread name", *w, l);
+                        continue;
+                }
                 if (k == MATCH_COMM && l > 15 && !string_is_glob(*w)) {
                         /* The kernel keeps 15 bytes, not characters: "Zup! 5.exe" fits, many UTF-8 names do not. */
                         parse_error(c, c->reader.line,

@@ -28,6 +28,7 @@ typedef enum MatchKey {
         MATCH_UNIT,
         MATCH_ANCESTOR, /* any ancestor's command name or executable, nearest first */
         MATCH_APP,      /* the Flatpak or Snap application ID, from the systemd unit the process runs in */
+        MATCH_THREAD,   /* a thread's own name (task/TID/comm): the rule applies to those threads only */
         _MATCH_KEY_MAX,
 } MatchKey;
 

@@ -218,9 +218,11 @@ void state_record_from_applied(const AppliedProcess *e, StateRecord *ret) {
                 .latency_nice = (int16_t) e->latency_nice,
                 .before = (int16_t) e->before,
                 .flags = (uint16_t) ((e->via_unit ? STATE_F_VIA_UNIT : 0) | (e->inherit ? STATE_F_INHERIT : 0) |
-                                     (e->manual ? STATE_F_MANUAL : 0) | (e->foreground ? STATE_F_FOREGROUND : 0)),
+                                     (e->manual ? STATE_F_MANUAL : 0) | (e->foreground ? STATE_F_FOREGROUND : 0) |
+                                     (e->tgid > 0 ? STATE_F_THREAD : 0)),
                 .exe_ino = e->exe_ino,
                 .exe_dev = e->exe_dev,
+                .tgid = e->tgid > 0 ? (uint32_t) e->tgid : 0,
         };
         memcpy(ret->comm, e->comm, sizeof(ret->comm));
 }

@@ -22,6 +22,7 @@ enum {
         STATE_F_INHERIT = 1 << 1,
         STATE_F_MANUAL = 1 << 2,
         STATE_F_FOREGROUND = 1 << 3,
+        STATE_F_THREAD = 1 << 4, /* a Thread= rule's value on one thread */
 };
 
 typedef struct StateRecord {
@@ -39,7 +40,7 @@ typedef struct StateRecord {
         char comm[16];
         uint64_t exe_ino;
         uint32_t exe_dev;
-        uint32_t reserved2;
+        uint32_t tgid;  /* STATE_F_THREAD: pid is one thread of this process */
 } StateRecord;
 
 #define STATE_RECORD_VALID 0x4c4e5231U /* "LNR1" */

@@ -16,7 +16,9 @@
  * /proc/PID/comm: Wine renaming wine64-preloader to Game.exe) is reported
  * through the task_rename tracepoint, with the same record and the same
  * prefilter on the new name: a rename to a name no Comm= rule mentions never
- * wakes user space. Only the thread group leader's name is the process's.
+ * wakes user space. Only the thread group leader's name is the process's;
+ * a rename of another thread (pthread_setname_np) passes only for a Thread=
+ * rule, by its new or old name, coalesced per process all the same.
  */
 #include "vmlinux.h"
 
@@ -41,6 +43,10 @@ bool want_args = false;
 bool want_renames = false;
 /* ... and one of them has a Comm= the comm maps cannot express: every rename of a leader passes. */
 bool renames_all = false;
+/* Some process rule has Thread=: renames of the other threads pass by the comm maps (which hold its names). */
+bool want_thread_renames = false;
+/* ... and one of them has a Thread= the comm maps cannot express: every rename of such a thread passes. */
+bool thread_renames_all = false;
 __u32 filter_flags = 0; /* LATNICE_FILTER_F_*: which maps have entries */
 /* Set here when the ring buffer was full; user space reads and clears it without a syscall. */
 bool lost_pending = false;
@@ -63,7 +69,7 @@ enum {
         COUNTER_EXECS,   /* every exec seen */
         COUNTER_EVENTS,  /* exec events sent */
         COUNTER_DROPPED, /* ring buffer full */
-        COUNTER_RENAMES, /* every rename of a thread group leader after exec */
+        COUNTER_RENAMES, /* every rename after exec of a thread group leader (of other threads too with Thread=) */
         COUNTER_RENAME_EVENTS, /* rename events sent */
         COUNTER_RENAMES_DROPPED, /* rename records that did not fit (decided from /proc at the next sweep) */
         COUNTER_RENAMES_COALESCED, /* renames of a process with one pending already: no record */
@@ -543,6 +549,17 @@ static __always_inline bool same_name16(const char *a, const char *b) {
         return x[0] == y[0] && x[1] == y[1];
 }
 
+/* Whose rename a pending entry counts: the process's own name, or which thread (struct latnice_rename_pending). */
+static __always_inline void note_renamed(struct latnice_rename_pending *p, bool leader, __u32 tid) {
+        if (leader) {
+                __sync_fetch_and_add(&p->leader, 1);
+                return;
+        }
+        __sync_fetch_and_add(&p->threads, 1);
+        __sync_fetch_and_add(&p->tid_sum, (__u64) tid);
+        __sync_fetch_and_add(&p->tid_sq_sum, (__u64) tid * tid);
+}
+
 /* bprm_execve() sets it for the time of an exec; read as a flavor in case a kernel drops it. */
 struct task_struct___execve {
         unsigned int in_execve : 1;
@@ -551,9 +568,11 @@ struct task_struct___execve {
 /*
  * A rename after exec. The exec's own rename (to the binary's name, before
  * sched_process_exec) is the exec event's business; renames of other
- * threads do not rename the process; a rename to the same name changes
- * nothing. What is left passes the prefilter on its new name, or because
- * the process carries a value (which may have to go now).
+ * threads do not rename the process, only Thread= rules care; a rename to
+ * the same name changes nothing. What is left passes the prefilter on its
+ * new name or its old one, or (the leader) because the process carries a
+ * value (which may have to go now). A thread's value left with its old
+ * name: that name is in the maps.
  */
 static __always_inline int handle_rename(struct task_struct *task, const char *newcomm, bool is_current) {
         struct task_struct___execve *tx = (void *) task;
@@ -561,10 +580,9 @@ static __always_inline int handle_rename(struct task_struct *task, const char *n
         char old[LATNICE_COMM_LEN] __attribute__((aligned(8))) = {};
         struct latnice_rename_pending fresh = {}, *pending;
         __u32 flags = filter_flags, pid, tgid;
+        bool leader = BPF_CORE_READ(task, pid) == BPF_CORE_READ(task, tgid);
 
-        if (!want_renames)
-                return 0;
-        if (BPF_CORE_READ(task, pid) != BPF_CORE_READ(task, tgid))
+        if (leader ? !want_renames : !want_thread_renames)
                 return 0;
         if (bpf_core_field_exists(tx->in_execve) && BPF_CORE_READ_BITFIELD_PROBED(tx, in_execve))
                 return 0;
@@ -579,7 +597,8 @@ static __always_inline int handle_rename(struct task_struct *task, const char *n
          * exec may do so before the daemon applied the value its old name
          * got it, so that it carries no value yet.
          */
-        if (filter_active && !renames_all && !has_custom_value(task, false) &&
+        if (filter_active && !(leader ? renames_all : thread_renames_all) &&
+            !(leader && has_custom_value(task, false)) &&
             !name16_in(flags, LATNICE_FILTER_F_COMM, LATNICE_FILTER_F_COMM_PREFIX, &filter_comm, &filter_comm_prefix,
                        comm) &&
             !name16_in(flags, LATNICE_FILTER_F_COMM, LATNICE_FILTER_F_COMM_PREFIX, &filter_comm, &filter_comm_prefix,
@@ -593,20 +612,26 @@ static __always_inline int handle_rename(struct task_struct *task, const char *n
         } else {
                 if (ns_translate)
                         return 0; /* send_record() cannot name it either */
+                pid = BPF_CORE_READ(task, pid);
                 tgid = BPF_CORE_READ(task, tgid);
         }
         pending = bpf_map_lookup_elem(&renames_pending, &tgid);
         if (pending) {
+                note_renamed(pending, leader, pid);
                 __sync_fetch_and_add(&pending->unsent, 1);
                 count(COUNTER_RENAMES_COALESCED);
                 return 0;
         }
-        fresh.start_boottime = BPF_CORE_READ(task, start_boottime);
+        /* Whose it is, also for a record that does not fit (then only the sweep decides it). */
+        fresh.start_boottime = BPF_CORE_READ(task, group_leader, start_boottime);
+        note_renamed(&fresh, leader, pid);
         if (bpf_map_update_elem(&renames_pending, &tgid, &fresh, BPF_NOEXIST) < 0) {
                 /* Another CPU made it between the lookup and here: that one's record goes. */
                 pending = bpf_map_lookup_elem(&renames_pending, &tgid);
-                if (pending)
+                if (pending) {
+                        note_renamed(pending, leader, pid);
                         __sync_fetch_and_add(&pending->unsent, 1);
+                }
                 count(COUNTER_RENAMES_COALESCED);
                 return 0;
         }

@@ -149,4 +149,11 @@ struct latnice_task_exe {
 struct latnice_rename_pending {
         __u64 start_boottime; /* of the process, as in its record */
         __u64 unsent;         /* renames after the record (or a record that did not fit): decide from /proc */
+        /* Whose renames these were (counted with atomic adds only): the main thread's, the process's own
+         * name; and those of other threads (Thread=), with their tids summed and squared, so that the
+         * sweep can tell one thread (sq_sum == n * (sum / n)^2) from several (a walk over them). */
+        __u64 leader;
+        __u64 threads;
+        __u64 tid_sum;
+        __u64 tid_sq_sum;
 };

@@ -211,7 +211,41 @@ TEST(rename) {
         ASSERT_STREQ(ev.exe_guess, "wine64-preloader");
         ASSERT_TRUE(ev.has_args);
         ASSERT_STREQ(ev.task.argv[0], "Z:\\games\\Game.exe");
+        /* a thread's rename names the thread */
+        b.ev.type = LATNICE_EVENT_RENAME;
+        b.ev.tid = 4250;
+        ASSERT_EQ(task_info_from_event(&b, n, NS_PER_TICK, &buf, &ev), EXEC_EVENT_RENAME);
+        ASSERT_EQ(ev.pid, 4242);
+        ASSERT_EQ(ev.tid, 4250);
         /* a type beyond the known ones is still invalid */
         b.ev.type = LATNICE_EVENT_RENAME + 1;
         ASSERT_EQ(task_info_from_event(&b, n, NS_PER_TICK, &buf, &ev), EXEC_EVENT_INVALID);
+}
+
+/* A pending entry's counts: whose renames they were, one thread told from several by the tids' sums. */
+TEST(rename_swept) {
+        struct latnice_rename_pending v = { .unsent = 3, .leader = 3 };
+        RenameSwept w;
+
+        w = rename_swept_from_pending(10, &v);
+        ASSERT_TRUE(w.pid == 10 && w.leader && w.tid == 0 && !w.threads);
+        /* one thread, three times */
+        v = (struct latnice_rename_pending) { .unsent = 3, .threads = 3, .tid_sum = 3 * 4250,
+                                              .tid_sq_sum = 3ULL * 4250 * 4250 };
+        w = rename_swept_from_pending(10, &v);
+        ASSERT_TRUE(!w.leader && w.tid == 4250 && !w.threads);
+        /* 4240 and 4260: their mean is a tid, but not the only one */
+        v = (struct latnice_rename_pending) { .unsent = 2, .threads = 2, .tid_sum = 4240 + 4260,
+                                              .tid_sq_sum = 4240ULL * 4240 + 4260ULL * 4260 };
+        w = rename_swept_from_pending(10, &v);
+        ASSERT_TRUE(w.tid == 0 && w.threads);
+        /* a sum that does not divide */
+        v = (struct latnice_rename_pending) { .unsent = 2, .threads = 2, .tid_sum = 4241 + 4250,
+                                              .tid_sq_sum = 4241ULL * 4241 + 4250ULL * 4250, .leader = 1 };
+        w = rename_swept_from_pending(10, &v);
+        ASSERT_TRUE(w.leader && w.tid == 0 && w.threads);
+        /* nothing counted: decide everything */
+        v = (struct latnice_rename_pending) { .unsent = 1 };
+        w = rename_swept_from_pending(10, &v);
+        ASSERT_TRUE(w.leader && w.threads);
 }

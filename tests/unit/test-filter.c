@@ -105,8 +105,37 @@ TEST(renames) {
                 ASSERT_EQ(filter_spec_build(s, 4096, &f), 0);
                 ASSERT_EQ(f.want_renames, cases[i].want);
                 ASSERT_EQ(f.renames_all, cases[i].all);
+                ASSERT_TRUE(!f.want_thread_renames);
                 filter_spec_done(&f);
         }
+}
+
+/* Thread=: renames of other threads than the main one pass by its names, which go into the comm names. */
+TEST(thread_renames) {
+        _cleanup_(rule_set_freep) RuleSet *s = load("[Process pw]\nExe=pipewire\nThread=data-loop.* Compositor\n"
+                                                    "LatencyNice=-5\n");
+        _cleanup_(rule_set_freep) RuleSet *g = load("[Process pw]\nExe=pipewire\nThread=*loop\nLatencyNice=-5\n");
+        FilterSpec f = {};
+        bool prefix = false, exact = false;
+
+        ASSERT_EQ(filter_spec_build(s, 4096, &f), 0);
+        ASSERT_TRUE(f.want_thread_renames);
+        ASSERT_TRUE(!f.thread_renames_all);
+        ASSERT_TRUE(!f.want_renames); /* no Comm=: the process's own renames change nothing */
+        ASSERT_TRUE(!f.pass_all);
+        for (size_t i = 0; i < f.n_comm; i++) {
+                if (!f.comm[i].exact && f.comm[i].len == 10 && memcmp(f.comm[i].name, "data-loop.", 10) == 0)
+                        prefix = true;
+                if (f.comm[i].exact && strcmp(f.comm[i].name, "Compositor") == 0)
+                        exact = true;
+        }
+        ASSERT_TRUE(prefix && exact);
+        filter_spec_done(&f);
+
+        /* A glob without a literal start cannot be checked: every rename of a thread passes. */
+        ASSERT_EQ(filter_spec_build(g, 4096, &f), 0);
+        ASSERT_TRUE(f.want_thread_renames && f.thread_renames_all);
+        filter_spec_done(&f);
 }
 
 TEST(widen) {

@@ -162,6 +162,16 @@ TEST(real_self) {
         ASSERT_EQ(p.uid, getuid());
         ASSERT_EQ(p.stat.num_threads, 1);
         ASSERT_TRUE(p.cgroup && p.cgroup[0] == '/');
+        {
+                /* The main thread's own stat says the same about the process. */
+                ProcTask q;
+
+                ASSERT_EQ(proc_task_read(fd, getpid(), PROC_IDS | PROC_MAIN_STAT, &q), 0);
+                ASSERT_EQ(q.stat.start_time, p.stat.start_time);
+                ASSERT_EQ(q.stat.num_threads, 1);
+                ASSERT_STREQ(q.stat.comm, "test-proc");
+                proc_task_done(&q);
+        }
         proc_task_done(&p);
         n = proc_list_pids(fd, &pids);
         ASSERT_TRUE(n > 1);

@@ -330,6 +330,47 @@ TEST(ancestor_key) {
         ASSERT_TRUE(!find_rule(s, "badapp"));
 }
 
+/* Thread=: a thread's own name, 15 bytes like Comm=; it picks threads itself, so not with Threads=main. */
+TEST(thread_key) {
+        static const char conf[] =
+                "[Process pw-data]\n"
+                "Comm=pipewire\n"
+                "Thread='data-loop.0' data-loop.* \"Web Content\"\n"
+                "LatencyNice=-15\n"
+                "[Process long]\n"                      /* 5 */
+                "Comm=x\n"
+                "Thread=0123456789abcdefg\n"            /* 7: 17 bytes, never matches */
+                "LatencyNice=1\n"
+                "[Process main]\n"                      /* 9: Thread= with Threads=main */
+                "Comm=y\n"
+                "Thread=worker\n"
+                "Threads=main\n"
+                "LatencyNice=1\n"
+                "[Process alone]\n"                     /* 14: Thread= alone is a match key */
+                "Thread=GameThread\n"
+                "LatencyNice=-3\n"
+                "[Process longglob]\n"                  /* 17 */
+                "Comm=z\n"
+                "Thread=0123456789abcdef*\n"            /* a glob may be longer */
+                "LatencyNice=2\n";
+        _cleanup_(rule_set_freep) RuleSet *s = NULL;
+        char **v;
+
+        ASSERT_EQ(rule_set_load_buffer("thr.conf", conf, strlen(conf), &s), 0);
+        ASSERT_STREQ(match_key_to_string(MATCH_THREAD), "Thread");
+        ASSERT_TRUE(find_rule(s, "pw-data"));
+        v = rule_match(find_rule(s, "pw-data"), MATCH_THREAD);
+        ASSERT_EQ(strv_length(v), 3);
+        ASSERT_STREQ(v[0], "data-loop.0");
+        ASSERT_STREQ(v[2], "Web Content");
+        ASSERT_EQ(find_rule(s, "pw-data")->threads, THREADS_ALL);
+        ASSERT_TRUE(find_error(s, "thr.conf", 7, "Thread=\"0123456789abcdefg\" can never match"));
+        ASSERT_TRUE(find_error(s, "thr.conf", 9, "has both Thread= and Threads=main"));
+        ASSERT_TRUE(!find_rule(s, "main"));
+        ASSERT_TRUE(find_rule(s, "alone"));
+        ASSERT_TRUE(find_rule(s, "longglob"));
+}
+
 TEST(quoting) {
         const char *root = fresh_root("quoting");
         _cleanup_(rule_set_freep) RuleSet *s = NULL;

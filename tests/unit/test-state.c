@@ -36,6 +36,23 @@ static StateRecord rec(pid_t pid) {
         return r;
 }
 
+/* A Thread= value on one thread: the record says so, and which process the thread belongs to. */
+TEST(thread_record) {
+        AppliedProcess e = { .pid = 4321, .tgid = 4300, .start_time = 77, .latency_nice = -10, .raw = 150146 };
+        AppliedProcess p = { .pid = 4300, .start_time = 70, .latency_nice = 5 };
+        StateRecord r;
+
+        snprintf(e.comm, sizeof(e.comm), "data-loop.0");
+        state_record_from_applied(&e, &r);
+        ASSERT_EQ(r.pid, 4321);
+        ASSERT_TRUE(r.flags & STATE_F_THREAD);
+        ASSERT_EQ(r.tgid, 4300U);
+        ASSERT_STREQ(r.comm, "data-loop.0");
+        state_record_from_applied(&p, &r);
+        ASSERT_TRUE(!(r.flags & STATE_F_THREAD));
+        ASSERT_EQ(r.tgid, 0U);
+}
+
 /* dir/units: what the unit side set survives a restart; lines that are not ours are skipped. */
 TEST(units) {
         const char *dir = test_tmpdir();
