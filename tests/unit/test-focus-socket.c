@@ -41,7 +41,8 @@ static pid_t listen_as(const char *path, uid_t uid, const void *reply, size_t le
                 strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
                 if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 4) < 0)
                         _exit(1);
-                (void) write(ready[1], "x", 1);
+                if (write(ready[1], "x", 1) != 1)
+                        _exit(1);
                 if (reply) {
                         char buf[4096];
                         int conn = accept(fd, NULL, NULL);
