@@ -55,6 +55,8 @@ SOURCES = ("deb %s bookworm main" % MIRROR,
 # What latnice's package needs (its shlibs Depends and Recommends; checked
 # against the built .deb below), an init system, Debian's 6.12 kernel and
 # the few tools the driver uses (bash, coreutils, util-linux are essential).
+# libxcb1 is latnice-focus's (its own package since, not installed here): it
+# stays in the list, which keys the cached image, until the image is rebuilt.
 PACKAGES = (
     "systemd", "systemd-sysv", "udev", "dbus", "polkitd",
     "libbpf1", "libelf1", "libinih1", "libsystemd0", "libxcb1", "zlib1g",

@@ -20,7 +20,7 @@
  * a rename of another thread (pthread_setname_np) passes only for a Thread=
  * rule, by its new or old name, coalesced per process all the same.
  */
-#include "vmlinux.h"
+#include "kernel-types.h"
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -248,6 +248,15 @@ struct task_struct___latnice {
         int latency_prio;
 } __attribute__((preserve_access_index));
 
+/* Mainline's custom slice (EEVDF, Linux 6.12 on): what sched_setattr()'s sched_runtime set. */
+struct sched_entity___slice {
+        unsigned char custom_slice;
+} __attribute__((preserve_access_index));
+
+struct task_struct___slice {
+        struct sched_entity___slice se;
+} __attribute__((preserve_access_index));
+
 /*
  * Does the task carry a value other than the default (the daemon's, or one
  * it inherited from a process the daemon set)? The task itself says so
@@ -256,11 +265,12 @@ struct task_struct___latnice {
  */
 static __always_inline bool has_custom_value(struct task_struct *task, bool unknown) {
         struct task_struct___latnice *t = (void *) task;
+        struct task_struct___slice *s = (void *) task;
 
         if (bpf_core_field_exists(t->latency_prio))
                 return BPF_CORE_READ(t, latency_prio) != 20;
-        if (bpf_core_field_exists(task->se.custom_slice))
-                return BPF_CORE_READ(task, se.custom_slice) != 0;
+        if (bpf_core_field_exists(s->se.custom_slice))
+                return BPF_CORE_READ(s, se.custom_slice) != 0;
         return unknown;
 }
 

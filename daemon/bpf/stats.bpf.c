@@ -16,7 +16,7 @@
  * (current is then the task, and its namespace TGID is known); bounded LRU
  * tables hold the rest.
  */
-#include "vmlinux.h"
+#include "kernel-types.h"
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>

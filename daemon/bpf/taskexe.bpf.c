@@ -10,7 +10,7 @@
  * process (the link's pid filter, Linux 6.1) or, before that, to all, with
  * want_tgid naming the one.
  */
-#include "vmlinux.h"
+#include "kernel-types.h"
 
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>

@@ -7,7 +7,7 @@
  */
 #pragma once
 
-#ifndef __VMLINUX_H__
+#ifndef __bpf__ /* BPF programs have them from daemon/bpf/kernel-types.h */
 #include <linux/types.h>
 #endif
 

@@ -18,11 +18,10 @@ import subprocess
 import sys
 import tarfile
 
-# Added by debhelper, not by `meson install`.
+# Added by debhelper, not by `meson install`, in each package (latnice, latnice-focus).
 # The examples in usr/share/doc/latnice/examples are meson's.
-DEBIAN_ONLY = ("/usr/share/doc/latnice/changelog.gz/", "/usr/share/doc/latnice/changelog.Debian.gz/",
-               "/usr/share/doc/latnice/copyright/",
-               "/usr/share/lintian/")
+DEBIAN_ONLY = tuple("/usr/share/doc/%s/%s/" % (pkg, f) for pkg in ("latnice", "latnice-focus")
+                    for f in ("changelog.gz", "changelog.Debian.gz", "copyright")) + ("/usr/share/lintian/",)
 
 
 def normalize(path):

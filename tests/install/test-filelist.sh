@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# `meson install` into a DESTDIR puts exactly tests/install/files.txt on disk: nothing missing,
-# nothing more. test-package.sh holds the Debian package to the same list, so a file one of them
-# installs and the other does not fails one of the two.
+# `meson install` into a DESTDIR puts exactly tests/install/files.txt on disk (with files-focus.txt
+# and files-scx.txt where those are built): nothing missing, nothing more. test-package.sh holds the
+# Debian packages to the same lists, so a file one of them installs and the other does not fails one
+# of the two.
 #
 #   test-filelist.sh BUILD_DIR
 #
@@ -34,13 +35,18 @@ if ! meson install -C "$BUILD" --no-rebuild --quiet --destdir "$WORK/dest" > "$W
 fi
 "$HERE/list-files.py" destdir "$WORK/dest" > "$WORK/got" || exit 1
 grep -v '^#' "$HERE/files.txt" > "$WORK/want"
-# scx_latnice is built only where its sched_ext kernel's BTF is found (scheduler/meson.build): its
-# files are in the list when it is built, and must be absent when it is not.
+# latnice-focus is built only where libxcb is (session/meson.build), scx_latnice only where its
+# sched_ext kernel's BTF is found (scheduler/meson.build): their files are in the list when they
+# are built, and must be absent when they are not.
+if [[ -x $BUILD/session/latnice-focus ]]; then
+        grep -v '^#' "$HERE/files-focus.txt" >> "$WORK/want"
+        echo "# latnice-focus is built: files-focus.txt too"
+fi
 if [[ -x $BUILD/scheduler/scx_latnice ]]; then
         grep -v '^#' "$HERE/files-scx.txt" >> "$WORK/want"
-        LC_ALL=C sort -o "$WORK/want" "$WORK/want"
         echo "# scx_latnice is built: files-scx.txt too"
 fi
+LC_ALL=C sort -o "$WORK/want" "$WORK/want"
 if ! diff -u --label files.txt --label "meson install" "$WORK/want" "$WORK/got"; then
         echo "FAIL - meson install differs from tests/install/files.txt (- missing, + not in the list)"
         exit 1

@@ -1,13 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# latnice as a user meets it: the Debian package is built from this tree (dpkg-buildpackage -b
-# -uc -us, the unit suite included), checked by lintian, held to tests/install/files.txt, and
-# installed with apt into the contained systemd of tests/harness/, whose /etc, /usr and /var are
-# overlays (lntest-systemd --overlay): dpkg and apt write there, never into the host's. Then what
-# an administrator does: systemctl enable --now, status, busctl, pkaction, latnicectl as root and
-# as a user, a drop-in picked up live, systemctl reload, two upgrades with latniced running (the
-# same version again, then a bumped one), apt remove and apt purge.
+# latnice as a user meets it: the Debian packages latnice (the daemon) and latnice-focus (the
+# session side, with libxcb) are built from this tree (dpkg-buildpackage -b -uc -us, the unit suite
+# included) with the build host's kernel BTF hidden, built again elsewhere to show the build is
+# reproducible (the same .deb files, byte for byte), checked by lintian, held to
+# tests/install/files.txt and files-focus.txt, and installed with apt into the contained systemd of
+# tests/harness/, whose /etc, /usr and /var are overlays (lntest-systemd --overlay): dpkg and apt
+# write there, never into the host's. Then what an administrator does: systemctl enable --now,
+# status, busctl, pkaction, latnicectl as root and as a user, a drop-in picked up live, systemctl
+# reload, two upgrades with latniced running (the same version again, then a bumped one), apt
+# remove and apt purge.
 #
 #   test-package.sh SOURCE_DIR
 #
@@ -36,7 +39,7 @@ elapsed() {
 # Never a prompt (a dpkg conffile question would be a defect: it fails on EOF).
 exec </dev/null
 [[ $EUID == 0 ]] || { echo "SKIP: needs root (contained systemd)"; exit 77; }
-for t in dpkg-buildpackage dh lintian dpkg-deb apt-get; do
+for t in dpkg-buildpackage dh lintian dpkg-deb apt-get unshare; do
         command -v "$t" >/dev/null || { echo "SKIP: $t is missing (tools/deps-test.txt: debhelper, dpkg-dev, lintian)"; exit 77; }
 done
 [[ $(dpkg --print-architecture) == amd64 ]] || { echo "SKIP: the package is Architecture: amd64 (BPF target x86)"; exit 77; }
@@ -56,29 +59,86 @@ trap 'exit 1' INT TERM
 # --- build ----------------------------------------------------------------------------------------
 # From a copy of the tree as a clean clone would have it (git's files, work tree contents), so the
 # build leaves nothing in the source tree and sees no build directory.
-mkdir -p "$WORK/src/latnice" "$WORK/debs"
-if git -C "$SRC" rev-parse --show-toplevel >/dev/null 2>&1; then
-        (cd "$SRC" && git ls-files -z --cached --others --exclude-standard |
-                while IFS= read -r -d '' f; do [[ -e $f || -L $f ]] && printf '%s\0' "$f"; done |
-                xargs -0 cp -a --parents -t "$WORK/src/latnice")
-else
-        tar -C "$SRC" --exclude='./build*' --exclude='./obj-*' --exclude=./.git --exclude=__pycache__ -cf - . |
-                tar -C "$WORK/src/latnice" -xf -
-fi
-[[ -f $WORK/src/latnice/debian/control ]] || { echo "FAIL - no debian/ in the copied tree"; exit 1; }
+copy_tree() { # copy_tree DIR
+        mkdir -p "$1"
+        if git -C "$SRC" rev-parse --show-toplevel >/dev/null 2>&1; then
+                (cd "$SRC" && git ls-files -z --cached --others --exclude-standard |
+                        while IFS= read -r -d '' f; do [[ -e $f || -L $f ]] && printf '%s\0' "$f"; done |
+                        xargs -0 cp -a --parents -t "$1")
+        else
+                tar -C "$SRC" --exclude='./build*' --exclude='./obj-*' --exclude=./.git --exclude=__pycache__ -cf - . |
+                        tar -C "$1" -xf -
+        fi
+        [[ -f $1/debian/control ]] || { echo "FAIL - no debian/ in the copied tree"; exit 1; }
+}
+# A builder need not have the kernel's BTF, and what its kernel has must not decide what the package
+# holds: the first build runs in a mount namespace of its own where a tmpfs hides /sys/kernel/btf
+# (the host's stays as it is).
+no_btf() { # no_btf CMD...
+        unshare --mount --propagation private sh -c '
+                if [ -d /sys/kernel/btf ]; then mount -t tmpfs -o ro,size=4k lntest-nobtf /sys/kernel/btf || exit 125; fi
+                [ ! -e /sys/kernel/btf/vmlinux ] || exit 125
+                exec "$@"' sh "$@"
+}
+mkdir -p "$WORK/debs"
+copy_tree "$WORK/src/latnice"
+[[ -e /sys/kernel/btf/vmlinux ]] || echo "     (this host has no /sys/kernel/btf/vmlinux: nothing to hide)"
 t0=$EPOCHREALTIME
-if ! (cd "$WORK/src/latnice" && dpkg-buildpackage -b -uc -us) > "$WORK/build.log" 2>&1; then
+(cd "$WORK/src/latnice" && no_btf dpkg-buildpackage -b -uc -us) > "$WORK/build.log" 2>&1
+rc=$?
+if [[ $rc != 0 ]]; then
         tail -n 60 "$WORK/build.log"
-        echo "FAIL - dpkg-buildpackage -b -uc -us"
+        [[ $rc == 125 ]] && echo "FAIL - could not hide /sys/kernel/btf in a mount namespace"
+        echo "FAIL - dpkg-buildpackage -b -uc -us with /sys/kernel/btf hidden"
         exit 1
 fi
-pass "dpkg-buildpackage -b -uc -us ($(elapsed "$t0") s, unit suite included)"
+pass "dpkg-buildpackage -b -uc -us with /sys/kernel/btf hidden ($(elapsed "$t0") s, unit suite included)"
 version=$(cd "$WORK/src/latnice" && dpkg-parsechangelog -S Version)
 meson_version=$(sed -n "s/^ *version : '\([^']*\)',$/\1/p" "$SRC/meson.build" | head -n1)
 check "debian/changelog's version $version is meson.build's ($meson_version)" [ "$version" = "$meson_version" ]
 deb=$WORK/src/latnice_${version}_amd64.deb
+focus_deb=$WORK/src/latnice-focus_${version}_amd64.deb
 check "latnice_${version}_amd64.deb was built" [ -f "$deb" ] || exit 1
-cp "$deb" "$WORK/debs/"
+check "latnice-focus_${version}_amd64.deb was built: the session side is a package of its own" [ -f "$focus_deb" ] || exit 1
+cp "$deb" "$focus_deb" "$WORK/debs/"
+
+# The same tree built again, at another path, with the BTF in sight (and without the unit suite):
+# the same packages, byte for byte (dh's SOURCE_DATE_EPOCH is debian/changelog's date).
+copy_tree "$WORK/again/tree-$$"
+t0=$EPOCHREALTIME
+if (cd "$WORK/again/tree-$$" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -uc -us) > "$WORK/build-again.log" 2>&1; then
+        pass "built again at another path ($(elapsed "$t0") s, nocheck)"
+        for f in $(cd "$WORK/src" && ls *.deb); do
+                if cmp -s "$WORK/src/$f" "$WORK/again/$f"; then
+                        pass "  $f is byte-identical"
+                else
+                        fail "  $f differs between the two builds"
+                        dpkg-deb -R "$WORK/src/$f" "$WORK/cmp-a" && dpkg-deb -R "$WORK/again/$f" "$WORK/cmp-b" &&
+                                diff -rq "$WORK/cmp-a" "$WORK/cmp-b" | sed 's/^/     /'
+                        rm -rf "$WORK/cmp-a" "$WORK/cmp-b"
+                fi
+        done
+        # What the package's code embeds of its BPF: the objects (bpftool gen object) and their skeletons.
+        obj=obj-$(dpkg-architecture -qDEB_HOST_GNU_TYPE)/daemon
+        bpf=$(cd "$WORK/src/latnice/$obj" && ls *.linked.bpf.o *.skel.h)
+        same=1
+        for f in $bpf; do cmp -s "$WORK/src/latnice/$obj/$f" "$WORK/again/tree-$$/$obj/$f" || { echo "     $f differs"; same=0; }; done
+        check "  the BPF objects and skeletons are byte-identical ($(echo $bpf))" [ "$same" = 1 -a -n "$bpf" ]
+else
+        tail -n 30 "$WORK/build-again.log"
+        fail "dpkg-buildpackage again at another path"
+fi
+
+# latnice needs no X library: libxcb is latnice-focus's, which needs latnice of the same build.
+depends=$(dpkg-deb -f "$deb" Depends)
+focus_depends=$(dpkg-deb -f "$focus_deb" Depends)
+echo "     latnice Depends: $depends"
+echo "     latnice-focus Depends: $focus_depends"
+no_xcb() { ! grep -q 'libxcb' <<< "$1"; }
+has_dep() { tr ',' '\n' <<< "$1" | sed 's/^ *//' | grep -qx "$2"; }
+check "latnice's Depends names no libxcb" no_xcb "$depends"
+check "latnice-focus Depends on libxcb1" grep -q 'libxcb1' <<< "$focus_depends"
+check "latnice-focus Depends on latnice (= $version)" has_dep "$focus_depends" "latnice (= $version)"
 
 # lintian: no errors, and no warning that debian/latnice.lintian-overrides does not explain
 lintian --display-info --show-overrides "$WORK/src/latnice_${version}_amd64.changes" > "$WORK/lintian.log" 2>&1
@@ -89,16 +149,22 @@ check "lintian: no errors" [ "$(grep -c '^E: ' "$WORK/lintian.log")" = 0 ]
 check "lintian: no warnings that are not overridden with a reason" [ "$(grep -c '^W: ' "$WORK/lintian.log")" = 0 ]
 check "lintian: the overrides are all still needed" [ "$(grep -c 'unused-override' "$WORK/lintian.log")" = 0 ]
 
-# the same file list as meson install (test-filelist.sh holds that to files.txt)
-grep -v '^#' "$HERE/files.txt" > "$WORK/files"
+# the same file lists as meson install (test-filelist.sh holds that to files.txt, files-focus.txt)
+grep -v '^#' "$HERE/files.txt" > "$WORK/files-latnice"
+grep -v '^#' "$HERE/files-focus.txt" > "$WORK/files-focus"
+LC_ALL=C sort "$WORK/files-latnice" "$WORK/files-focus" > "$WORK/files"
 "$HERE/list-files.py" deb "$deb" > "$WORK/deb-files"
-check "the package ships exactly files.txt (less its changelog and copyright)" \
-        diff -u --label files.txt --label package "$WORK/files" "$WORK/deb-files"
+check "latnice ships exactly files.txt (less its changelog and copyright)" \
+        diff -u --label files.txt --label latnice "$WORK/files-latnice" "$WORK/deb-files"
+"$HERE/list-files.py" deb "$focus_deb" > "$WORK/focus-deb-files"
+check "latnice-focus ships exactly files-focus.txt (less its changelog and copyright)" \
+        diff -u --label files-focus.txt --label latnice-focus "$WORK/files-focus" "$WORK/focus-deb-files"
 # and the tree dpkg-buildpackage configured, installed with meson install
 meson install -C "$WORK/src/latnice/obj-$(dpkg-architecture -qDEB_HOST_GNU_TYPE)" --no-rebuild --quiet --destdir "$WORK/dest" >/dev/null 2>&1
 "$HERE/list-files.py" destdir "$WORK/dest" > "$WORK/dest-files"
-check "meson install of the package's own build tree installs the same files" \
-        diff -u --label package --label "meson install" "$WORK/deb-files" "$WORK/dest-files"
+LC_ALL=C sort "$WORK/deb-files" "$WORK/focus-deb-files" > "$WORK/debs-files"
+check "meson install of the packages' own build tree installs the same files" \
+        diff -u --label packages --label "meson install" "$WORK/debs-files" "$WORK/dest-files"
 check "conffiles: /etc/latnice/latniced.conf" \
         [ "$(dpkg-deb --ctrl-tarfile "$deb" | tar -xOf - ./conffiles)" = /etc/latnice/latniced.conf ]
 
@@ -108,7 +174,11 @@ bumped=${version%.*}.$((${version##*.} + 1))
 dpkg-deb -R "$deb" "$WORK/bump"
 sed -i "s/^Version: .*/Version: $bumped/" "$WORK/bump/DEBIAN/control"
 dpkg-deb --root-owner-group -b "$WORK/bump" "$WORK/debs/latnice_${bumped}_amd64.deb" >/dev/null
-check "latnice_${bumped}_amd64.deb for the upgrade" dpkg --compare-versions "$bumped" gt "$version"
+dpkg-deb -R "$focus_deb" "$WORK/bump-focus"
+sed -i "s/^Version: .*/Version: $bumped/; s/latnice (= $version)/latnice (= $bumped)/" "$WORK/bump-focus/DEBIAN/control"
+dpkg-deb --root-owner-group -b "$WORK/bump-focus" "$WORK/debs/latnice-focus_${bumped}_amd64.deb" >/dev/null
+check "latnice_${bumped}_amd64.deb and latnice-focus_${bumped}_amd64.deb for the upgrade" \
+        dpkg --compare-versions "$bumped" gt "$version"
 
 # --- the contained systemd with an overlay root -------------------------------------------------
 host_had_latniced=0
@@ -116,7 +186,7 @@ host_had_latniced=0
 # What of the package's paths the host has already (its own /etc/latnice.d, an earlier install): the
 # overlay shows them from below whatever the package does, so they are no leftover of this test.
 host_has=()
-while read -r f; do [[ -e ${f%/} ]] && host_has+=("${f%/}"); done < <(grep -v '^#' "$HERE/files.txt")
+while read -r f; do [[ -e ${f%/} ]] && host_has+=("${f%/}"); done < "$WORK/files"
 from_host() { local h; for h in "${host_has[@]}"; do [[ ${1%/} == "$h" ]] && return 0; done; return 1; }
 not_from_host() { local f; while read -r f; do from_host "$f" || echo "$f"; done; }
 host_status=$(dpkg-query -W -f='${Status} ${Version}' latnice 2>/dev/null)
@@ -157,13 +227,16 @@ existing() { in_ sh -c 'for f; do [ -e "${f%/}" ] && echo "$f"; done; true' sh "
 
 # --- install ----------------------------------------------------------------------------------------
 t0=$EPOCHREALTIME
-check "apt-get install ./latnice_${version}_amd64.deb" apt_ install "$PKG/latnice_${version}_amd64.deb" || exit 1
+check "apt-get install ./latnice_${version}_amd64.deb ./latnice-focus_${version}_amd64.deb" \
+        apt_ install "$PKG/latnice_${version}_amd64.deb" "$PKG/latnice-focus_${version}_amd64.deb" || exit 1
 echo "     (apt install took $(elapsed "$t0") s)"
 check "dpkg: latnice $version is installed" \
         [ "$(in_ dpkg-query -W -f='${Status} ${Version}' latnice)" = "install ok installed $version" ]
+check "dpkg: latnice-focus $version is installed" \
+        [ "$(in_ dpkg-query -W -f='${Status} ${Version}' latnice-focus)" = "install ok installed $version" ]
 check "postinst enabled latniced.service (Debian's default)" [ "$(in_ systemctl is-enabled latniced.service)" = enabled ]
 # latnice-focus.service is each user's to enable (systemctl --user enable), not every user's at once.
-check "postinst did not enable latnice-focus.service for every user" \
+check "latnice-focus's postinst did not enable latnice-focus.service for every user" \
         in_ sh -c '! ls /etc/systemd/user/*.wants/latnice-focus.service >/dev/null 2>&1 &&
                 [ "$(systemctl --global is-enabled latnice-focus.service 2>&1)" = disabled ]'
 check "postinst started it" eventually 10 running_ok
@@ -253,8 +326,8 @@ upgrade() { # upgrade DESCRIPTION VERSION APT-ARGS...
         started=$(jcount '^Started latniced.service')
         stopped=$(jcount '^Stopped latniced.service')
         check "$what" apt_ "$@" || return 1
-        check "  dpkg: latnice $want is installed" \
-                [ "$(in_ dpkg-query -W -f='${Status} ${Version}' latnice)" = "install ok installed $want" ]
+        check "  dpkg: latnice and latnice-focus $want are installed" \
+                [ "$(in_ dpkg-query -W -f='${Status} ${Version}\n' latnice latnice-focus | sort -u)" = "install ok installed $want" ]
         check "  latniced is running, a new process (pid $pid -> $(unit MainPID))" eventually 10 restarted_from "$pid"
         # (eventually: journald may not have written PID 1's last lines yet; counts only grow)
         check "  stopped once and started once: no restart storm" eventually 5 counts_are $((stopped + 1)) $((started + 1))
@@ -269,13 +342,17 @@ upgrade() { # upgrade DESCRIPTION VERSION APT-ARGS...
         owned=$(in_ latnicectl list 2>&1 | grep -c lntest-proc)
         check "  latnicectl list shows the two lntest-proc once each ($owned)" [ "$owned" = 2 ]
 }
-upgrade "the same version again: apt-get install --reinstall ./latnice_${version}_amd64.deb" "$version" \
-        install --reinstall "$PKG/latnice_${version}_amd64.deb"
-upgrade "an upgrade: apt-get install ./latnice_${bumped}_amd64.deb" "$bumped" \
-        install "$PKG/latnice_${bumped}_amd64.deb"
+upgrade "the same version again: apt-get install --reinstall ./latnice_${version}_amd64.deb ./latnice-focus_..." "$version" \
+        install --reinstall "$PKG/latnice_${version}_amd64.deb" "$PKG/latnice-focus_${version}_amd64.deb"
+upgrade "an upgrade: apt-get install ./latnice_${bumped}_amd64.deb ./latnice-focus_${bumped}_amd64.deb" "$bumped" \
+        install "$PKG/latnice_${bumped}_amd64.deb" "$PKG/latnice-focus_${bumped}_amd64.deb"
+check "  latnice-focus.service is still not enabled for every user" \
+        in_ sh -c '[ "$(systemctl --global is-enabled latnice-focus.service 2>&1)" = disabled ]'
 
 # --- remove, purge ------------------------------------------------------------------------------------
-check "apt-get remove latnice" apt_ remove latnice
+check "apt-get remove latnice (and latnice-focus, which needs it)" apt_ remove latnice
+check "  latnice-focus is removed with it" \
+        [ "$(in_ dpkg-query -W -f='${Status}' latnice-focus 2>/dev/null | cut -d' ' -f1)" = deinstall ]
 check "  latniced is stopped" [ "$(unit ActiveState)" = inactive ]
 check "  every value restored: lnt-before and lnt-after at the default slice" both_at "$base"
 check "  dpkg: only the configuration is left" \
@@ -288,8 +365,9 @@ check "  the configuration stays: latniced.conf as the administrator left it, th
 
 check "  /run/latnice stays (RuntimeDirectoryPreserve=yes, for a reinstall)" in_ test -d /run/latnice
 in_ rm /etc/latnice.d/50-lntest.conf # the administrator's own file: purge leaves those
-check "apt-get purge latnice" apt_ purge latnice
-check "  dpkg knows no latnice" [ -z "$(in_ dpkg-query -W -f='${Status}' latnice 2>/dev/null | grep -v '^unknown ok not-installed$')" ]
+check "apt-get purge latnice latnice-focus" apt_ purge latnice latnice-focus
+check "  dpkg knows no latnice, no latnice-focus" \
+        [ -z "$(in_ dpkg-query -W -f='${Status}\n' latnice latnice-focus 2>/dev/null | grep -v '^unknown ok not-installed$')" ]
 mapfile -t paths < <(not_from_host < "$WORK/files")
 left=$(existing "${paths[@]}")
 check "  no path of files.txt exists (/etc/latnice, /etc/latnice.d too)${left:+ (left: $left)}" [ -z "$left" ]
