@@ -181,12 +181,32 @@ struct signal_struct {
         atomic_t live;
 } LATNICE_CORE;
 
+/* A pid as the pid namespaces see it: the fork hook translates a task's tgid into the daemon's. */
+struct ns_common {
+        unsigned int inum;
+} LATNICE_CORE;
+
+struct pid_namespace {
+        struct ns_common ns;
+} LATNICE_CORE;
+
+struct upid {
+        int nr;
+        struct pid_namespace *ns;
+} LATNICE_CORE;
+
+struct pid {
+        unsigned int level;
+        struct upid numbers[1]; /* level + 1 of them; [1] before Linux 6.5, a flexible array after */
+} LATNICE_CORE;
+
 struct task_struct {
         unsigned int __state; /* Linux 5.14 on; stats.bpf.c keeps a flavor for state */
         pid_t pid;
         pid_t tgid;
         struct task_struct *real_parent;
         struct task_struct *group_leader;
+        struct pid *thread_pid;
         u64 start_boottime;
         const struct cred *cred;
         char comm[16];
