@@ -10,7 +10,6 @@
  */
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <signal.h>
 #include <systemd/sd-daemon.h>
 
@@ -303,8 +302,8 @@ int manager_start(Manager *m) {
                                 break;
                         }
 
-        /* Start-up parsed kernel BTF and /proc: give that memory back. */
-        (void) malloc_trim(0);
+        /* Start-up parsed kernel BTF and /proc: give that memory and its pages back (READY arms it again). */
+        manager_trim_soon(m);
 
         /* With a bus, READY waits for org.latnice1 (manager_bus_on_name calls manager_notify_ready()). */
         if (!m->bus)

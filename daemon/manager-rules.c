@@ -8,7 +8,6 @@
 
 #include <grp.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <pwd.h>
 
 #include "dir-watch.h"
@@ -319,14 +318,13 @@ int manager_reload(Manager *m, bool startup) {
         /* The profile, and whether user names matter, may be other ones now. */
         (void) manager_refresh_watches(m);
         if (!startup) {
-                /* The old set and the prefilter's lists are gone: give their memory back, as at start-up. */
-                (void) malloc_trim(0);
                 m->reloads++;
                 if (m->hooks.units_rules_changed)
                         m->hooks.units_rules_changed(m);
                 (void) manager_rescan(m, "rules reloaded");
                 if (m->hooks.reloaded)
                         m->hooks.reloaded(m);
+                /* The old set and the prefilter's lists are gone: give their memory back, as at start-up. */
                 manager_trim_soon(m);
         }
         manager_notify_status(m);
