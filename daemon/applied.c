@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The applied-state table: what latniced set on which process. Entries live
- * in one dense array (iteration, no holes); an open-addressing index of
- * 32-bit slots (linear probing, backward-shift deletion, no tombstones)
- * finds them by pid. For n processes that is about n * (sizeof entry + 5)
+ * in one dense array (iteration, no holes); a PidIndex (pid-index.h) of
+ * 32-bit slots finds them by pid. For n processes that is about n * (sizeof entry + 5)
  * bytes, a few hundred KB for thousands of processes: the daemon's RSS
  * budget is 4 MB. Pointers returned by get/next stay valid until the next
  * put or remove.
@@ -13,21 +12,18 @@
 
 #include "applied.h"
 #include "latnice/dbus.h"
+#include "pid-index.h"
 #include "proc.h"
 #include "util.h"
-
-#define MIN_SLOTS 16U
 
 struct AppliedTable {
         AppliedProcess *entries;
         size_t n_entries, alloc_entries;
-        uint32_t *slots; /* 0 = empty, else entry index + 1 */
-        size_t n_slots;  /* power of two, or 0 before the first put */
+        PidIndex index;
 };
 
-static size_t slot_of(const AppliedTable *t, pid_t pid) {
-        /* Fibonacci hashing: consecutive pids spread over the table. */
-        return (size_t) (((uint32_t) pid * 2654435769U) & (uint32_t) (t->n_slots - 1));
+static pid_t entry_pid(const void *entries, uint32_t k) {
+        return ((const AppliedProcess *) entries)[k].pid;
 }
 
 static void entry_done(AppliedProcess *e) {
@@ -36,7 +32,11 @@ static void entry_done(AppliedProcess *e) {
 }
 
 AppliedTable *applied_table_new(void) {
-        return calloc(1, sizeof(AppliedTable));
+        AppliedTable *t = calloc(1, sizeof(AppliedTable));
+
+        if (t)
+                t->index.key = entry_pid;
+        return t;
 }
 
 AppliedTable *applied_table_free(AppliedTable *t) {
@@ -45,60 +45,31 @@ AppliedTable *applied_table_free(AppliedTable *t) {
         for (size_t i = 0; i < t->n_entries; i++)
                 entry_done(&t->entries[i]);
         free(t->entries);
-        free(t->slots);
+        pid_index_done(&t->index);
         free(t);
         return NULL;
 }
 
-/* Slot holding pid, or the empty slot where it would go. */
-static size_t find_slot(const AppliedTable *t, pid_t pid) {
-        size_t i = slot_of(t, pid);
-
-        while (t->slots[i] != 0 && t->entries[t->slots[i] - 1].pid != pid)
-                i = (i + 1) & (t->n_slots - 1);
-        return i;
-}
-
-static int rehash(AppliedTable *t, size_t n_slots) {
-        uint32_t *slots = calloc(n_slots, sizeof(uint32_t));
-
-        if (!slots)
-                return -ENOMEM;
-        free(t->slots);
-        t->slots = slots;
-        t->n_slots = n_slots;
-        for (size_t k = 0; k < t->n_entries; k++)
-                t->slots[find_slot(t, t->entries[k].pid)] = (uint32_t) (k + 1);
-        return 0;
-}
-
 int applied_table_put(AppliedTable *t, AppliedProcess *e) {
-        size_t i;
+        AppliedProcess *old;
         int r;
 
         if (!t || !e || e->pid <= 0)
                 return -EINVAL;
 
-        if (t->n_slots > 0) {
-                i = find_slot(t, e->pid);
-                if (t->slots[i] != 0) {
-                        AppliedProcess *old = &t->entries[t->slots[i] - 1];
-
-                        entry_done(old);
-                        *old = *e;
-                        e->rule = e->rule_name = NULL; /* ours now */
-                        return 0;
-                }
+        old = applied_table_get(t, e->pid);
+        if (old) {
+                entry_done(old);
+                *old = *e;
+                e->rule = e->rule_name = NULL; /* ours now */
+                return 0;
         }
 
         if (t->n_entries >= UINT32_MAX - 1)
                 return -E2BIG;
-        /* Load factor <= 3/4. */
-        if ((t->n_entries + 1) * 4 > t->n_slots * 3) {
-                r = rehash(t, t->n_slots ? t->n_slots * 2 : MIN_SLOTS);
-                if (r < 0)
-                        return r;
-        }
+        r = pid_index_reserve(&t->index, t->entries, t->n_entries);
+        if (r < 0)
+                return r;
         if (t->n_entries >= t->alloc_entries) {
                 size_t n = t->alloc_entries ? t->alloc_entries * 2 : 8;
                 AppliedProcess *ne = reallocarray(t->entries, n, sizeof(AppliedProcess));
@@ -110,17 +81,14 @@ int applied_table_put(AppliedTable *t, AppliedProcess *e) {
         }
         t->entries[t->n_entries] = *e;
         e->rule = e->rule_name = NULL;
-        t->slots[find_slot(t, e->pid)] = (uint32_t) (++t->n_entries);
+        pid_index_set(&t->index, t->entries, e->pid, (uint32_t) t->n_entries++);
         return 0;
 }
 
 AppliedProcess *applied_table_get(AppliedTable *t, pid_t pid) {
-        size_t i;
+        uint32_t k = t ? pid_index_get(&t->index, t->entries, pid) : 0;
 
-        if (!t || t->n_slots == 0 || pid <= 0)
-                return NULL;
-        i = find_slot(t, pid);
-        return t->slots[i] != 0 ? &t->entries[t->slots[i] - 1] : NULL;
+        return k != 0 ? &t->entries[k - 1] : NULL;
 }
 
 AppliedProcess *applied_table_get_process(AppliedTable *t, pid_t pid, uint64_t start_time) {
@@ -141,40 +109,23 @@ static void shrink(AppliedTable *t) {
                         t->alloc_entries = n;
                 }
         }
-        if (t->n_slots > MIN_SLOTS && t->n_entries * 8 < t->n_slots)
-                (void) rehash(t, t->n_slots / 2);
+        pid_index_shrink(&t->index, t->entries, t->n_entries);
 }
 
 void applied_table_remove(AppliedTable *t, pid_t pid) {
-        size_t i, j, k, last;
+        uint32_t k = t ? pid_index_get(&t->index, t->entries, pid) : 0;
+        size_t last;
 
-        if (!t || t->n_slots == 0 || pid <= 0)
+        if (k-- == 0)
                 return;
-        i = find_slot(t, pid);
-        if (t->slots[i] == 0)
-                return;
-        k = t->slots[i] - 1;
         entry_done(&t->entries[k]);
-
-        /* Backward-shift deletion: pull later members of the probe run
-         * into the hole unless they already sit at or after their home. */
-        t->slots[i] = 0;
-        for (j = (i + 1) & (t->n_slots - 1); t->slots[j] != 0; j = (j + 1) & (t->n_slots - 1)) {
-                size_t home = slot_of(t, t->entries[t->slots[j] - 1].pid);
-
-                /* Is home cyclically in (i, j]? Then it stays. */
-                if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-                        continue;
-                t->slots[i] = t->slots[j];
-                t->slots[j] = 0;
-                i = j;
-        }
+        pid_index_delete(&t->index, t->entries, pid);
 
         /* Keep the entries dense: move the last one into the gap. */
         last = t->n_entries - 1;
         if (k != last) {
                 t->entries[k] = t->entries[last];
-                t->slots[find_slot(t, t->entries[k].pid)] = (uint32_t) (k + 1);
+                pid_index_set(&t->index, t->entries, t->entries[k].pid, k);
         }
         t->n_entries--;
         shrink(t);

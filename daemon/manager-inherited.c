@@ -9,9 +9,11 @@
  */
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "log.h"
 #include "manager-inherited.h"
+#include "pid-index.h"
 #include "proc.h"
 #include "util.h"
 
@@ -19,92 +21,67 @@
 #define INHERITED_FULL_USEC (10 * 1000 * 1000ULL)
 
 /*
- * The proc connector's record: open addressing on the pid (linear probing,
- * backward-shift deletion, as the applied table's index), grown by
- * doubling, at most LATNICE_INHERITED_MAX entries as the kernel's map.
+ * The proc connector's record: a dense array found by pid through a PidIndex
+ * (pid-index.h, as the applied table), at most LATNICE_INHERITED_MAX entries
+ * as the kernel's map.
  */
 typedef struct InheritedTable {
-        size_t n, n_slots; /* n_slots: a power of two */
-        Inherited *slots;  /* pid 0: free */
+        Inherited *entries;
+        size_t n, alloc;
+        PidIndex index;
 } InheritedTable;
 
-static size_t table_home(const InheritedTable *t, pid_t pid) {
-        return (size_t) (((uint32_t) pid * 2654435769U) & (uint32_t) (t->n_slots - 1));
-}
-
-static size_t table_find(const InheritedTable *t, pid_t pid) {
-        size_t i = table_home(t, pid);
-
-        while (t->slots[i].pid != 0 && t->slots[i].pid != pid)
-                i = (i + 1) & (t->n_slots - 1);
-        return i;
+static pid_t inherited_pid(const void *entries, uint32_t k) {
+        return ((const Inherited *) entries)[k].pid;
 }
 
 static Inherited *table_get(InheritedTable *t, pid_t pid) {
-        size_t i;
+        uint32_t k = t ? pid_index_get(&t->index, t->entries, pid) : 0;
 
-        if (!t || t->n_slots == 0 || pid <= 0)
-                return NULL;
-        i = table_find(t, pid);
-        return t->slots[i].pid == pid ? &t->slots[i] : NULL;
+        return k != 0 ? &t->entries[k - 1] : NULL;
 }
 
 static int table_put(InheritedTable *t, const Inherited *d) {
-        size_t i;
+        Inherited *old = table_get(t, d->pid);
+        int r;
 
-        if (t->n_slots > 0) {
-                i = table_find(t, d->pid);
-                if (t->slots[i].pid == d->pid) {
-                        t->slots[i] = *d;
-                        return 0;
-                }
+        if (old) {
+                *old = *d;
+                return 0;
         }
         if (t->n >= LATNICE_INHERITED_MAX)
                 return -E2BIG;
-        if ((t->n + 1) * 4 > t->n_slots * 3) {
-                size_t n_slots = t->n_slots ? t->n_slots * 2 : 64;
-                Inherited *old = t->slots, *slots = calloc(n_slots, sizeof(Inherited));
-                size_t n_old = t->n_slots;
-
-                if (!slots)
-                        return -ENOMEM;
-                t->slots = slots;
-                t->n_slots = n_slots;
-                for (size_t k = 0; k < n_old; k++)
-                        if (old[k].pid != 0)
-                                t->slots[table_find(t, old[k].pid)] = old[k];
-                free(old);
-        }
-        t->slots[table_find(t, d->pid)] = *d;
-        t->n++;
+        r = pid_index_reserve(&t->index, t->entries, t->n);
+        if (r < 0)
+                return r;
+        r = array_grow((void **) &t->entries, &t->alloc, t->n, sizeof(Inherited));
+        if (r < 0)
+                return r;
+        t->entries[t->n] = *d;
+        pid_index_set(&t->index, t->entries, d->pid, (uint32_t) t->n++);
         return 0;
 }
 
 static void table_remove(InheritedTable *t, pid_t pid) {
-        size_t i, j;
+        uint32_t k = t ? pid_index_get(&t->index, t->entries, pid) : 0;
 
-        if (!t || t->n_slots == 0 || pid <= 0)
+        if (k-- == 0)
                 return;
-        i = table_find(t, pid);
-        if (t->slots[i].pid != pid)
-                return;
-        t->slots[i].pid = 0;
-        t->n--;
-        for (j = (i + 1) & (t->n_slots - 1); t->slots[j].pid != 0; j = (j + 1) & (t->n_slots - 1)) {
-                size_t home = table_home(t, t->slots[j].pid);
-
-                /* Is home cyclically in (i, j]? Then it stays. */
-                if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-                        continue;
-                t->slots[i] = t->slots[j];
-                t->slots[j].pid = 0;
-                i = j;
+        pid_index_delete(&t->index, t->entries, pid);
+        /* Dense: the last entry fills the gap. */
+        if (k != t->n - 1) {
+                t->entries[k] = t->entries[t->n - 1];
+                pid_index_set(&t->index, t->entries, t->entries[k].pid, k);
         }
+        t->n--;
+        pid_index_shrink(&t->index, t->entries, t->n);
 }
 
 void manager_inherited_done(Manager *m) {
-        if (m->inherited_nl)
-                free(m->inherited_nl->slots);
+        if (m->inherited_nl) {
+                free(m->inherited_nl->entries);
+                pid_index_done(&m->inherited_nl->index);
+        }
         m->inherited_nl = mfree(m->inherited_nl);
 }
 
@@ -133,6 +110,7 @@ void manager_inherited_on_fork(Manager *m, pid_t child, pid_t parent) {
                 m->inherited_nl = calloc(1, sizeof(InheritedTable));
                 if (!m->inherited_nl)
                         return (void) log_oom();
+                m->inherited_nl->index.key = inherited_pid;
         }
         r = table_put(m->inherited_nl, &d);
         if (r == -E2BIG) {
@@ -167,15 +145,12 @@ int manager_inherited_list(Manager *m, Inherited **ret) {
 
                 if (!t || t->n == 0)
                         return 0;
+                /* A copy first: the removal of the dead moves entries around. */
                 v = calloc(t->n, sizeof(Inherited));
                 if (!v)
                         return -ENOMEM;
-                /* Collect first: the removal of the dead moves entries around. */
-                for (size_t i = 0; i < t->n_slots && k < t->n; i++)
-                        if (t->slots[i].pid != 0)
-                                v[k++] = t->slots[i];
-                n = (int) k;
-                k = 0;
+                memcpy(v, t->entries, t->n * sizeof(Inherited));
+                n = (int) t->n;
                 for (int i = 0; i < n; i++) {
                         if (!proc_pid_is(m->proc_fd, v[i].pid, v[i].start_time)) {
                                 table_remove(t, v[i].pid);
