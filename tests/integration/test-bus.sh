@@ -284,20 +284,26 @@ check "  after exec lnt-b (same value) it names [Process reexec-b]" eventually 1
 in_ kill "$RXPID" 2>/dev/null
 
 # --- Reloaded signal ----------------------------------------------------------------------------
-in_ timeout 5 busctl monitor --match "type='signal',interface='org.latnice1.Manager',member='Reloaded'" \
+# (the monitors are waited for by what they print, never by a fixed time: a loaded machine starts
+# one late and delivers late)
+in_ timeout 60 busctl monitor --match "type='signal',interface='org.latnice1.Manager',member='Reloaded'" \
         > "$WORK/monitor.log" 2>&1 &
 mon=$!
-sleep 1
+eventually 20 grep -q 'Monitoring bus message stream' "$WORK/monitor.log"
 in_ busctl call org.latnice1 /org/latnice1 org.latnice1.Manager Reload >/dev/null
+eventually 20 grep -q 'Member=Reloaded' "$WORK/monitor.log"
+kill $mon 2>/dev/null
 wait $mon
 check "Reload emits Reloaded" grep -q 'Member=Reloaded' "$WORK/monitor.log"
 
 # --- Applied signal ----------------------------------------------------------------------------
-in_ timeout 5 busctl monitor --match "type='signal',interface='org.latnice1.Manager',member='Applied'" \
+in_ timeout 60 busctl monitor --match "type='signal',interface='org.latnice1.Manager',member='Applied'" \
         > "$WORK/applied.log" 2>&1 &
 mon=$!
-sleep 1
+eventually 20 grep -q 'Monitoring bus message stream' "$WORK/applied.log"
 in_ systemd-run -q --unit=sleeper2 sleep 999
+eventually 20 grep -q 'STRING "sleepers"' "$WORK/applied.log"
+kill $mon 2>/dev/null
 wait $mon
 check "a matching exec emits Applied(pid, \"sleep\", 5, \"sleepers\")" \
         grep -qE 'UINT32 [0-9]+;? *STRING "sleep";? *INT32 5;? *STRING "sleepers"' <(tr -s ' \n' ' ' < "$WORK/applied.log")

@@ -93,11 +93,15 @@ out=$(in_ "$IN/bin/latnicectl" --json list 2>&1)
 check "latnicectl --json list (root) is valid JSON with the odd names" \
         $PY -c 'import json, sys; d = json.loads(sys.argv[1]); assert any("lnt-odd" in e["comm"] for e in d)' "$out"
 # the Applied signal (root receives it) for an odd name
-in_ timeout 6 dbus-monitor --system "type='signal',interface='org.latnice1.Manager',member='Applied'" \
+# (Every monitor below is waited for by what it prints, never by a fixed time: a loaded machine
+# starts one late and delivers late.)
+in_ timeout 60 dbus-monitor --system "type='signal',interface='org.latnice1.Manager',member='Applied'" \
         > "$WORK/applied-odd.log" 2>&1 &
 mon=$!
-sleep 1.5
+eventually 20 grep -qa NameAcquired "$WORK/applied-odd.log"
 o4=$(spawn odd4 "$I/$ODD3" 300)
+eventually 20 grep -qa 'string "lnt-odd' "$WORK/applied-odd.log"
+kill $mon 2>/dev/null
 wait $mon
 check "root receives Applied for an odd name ($(grep -a -o 'string "lnt-odd[^"]*"' "$WORK/applied-odd.log" | head -1))" \
         grep -qa 'string "lnt-odd' "$WORK/applied-odd.log"
@@ -124,15 +128,21 @@ N=$WORK/nobody-saw
 } > "$N" 2>&1
 # signals: nobody listens (a plain match, and busctl monitor, which needs root), root too; then a
 # second secret process starts
-as_nobody timeout 6 dbus-monitor --system "type='signal',sender='org.latnice1'" > "$WORK/nobody-mon.log" 2>&1 &
+as_nobody timeout 60 dbus-monitor --system "type='signal',sender='org.latnice1'" > "$WORK/nobody-mon.log" 2>&1 &
 m1=$!
-as_nobody timeout 6 busctl monitor org.latnice1 > "$WORK/nobody-busctl.log" 2>&1 &
+as_nobody timeout 60 busctl monitor org.latnice1 > "$WORK/nobody-busctl.log" 2>&1 &
 m2=$!
-in_ timeout 6 dbus-monitor --system "type='signal',sender='org.latnice1'" > "$WORK/root-mon.log" 2>&1 &
+in_ timeout 60 dbus-monitor --system "type='signal',sender='org.latnice1'" > "$WORK/root-mon.log" 2>&1 &
 m3=$!
-sleep 1.5
+eventually 20 grep -qa NameAcquired "$WORK/nobody-mon.log"
+eventually 20 grep -qa NameAcquired "$WORK/root-mon.log"
+sleep 1     # busctl monitor prints nothing when it is ready (as nobody, it is refused)
 s2=$(spawn secret2 "$I/lnt-secret" -c 'sleep 1000; :' --lnt-marker "$SECRET")
+wait_slice "$s2" "$(S 2)" >/dev/null 2>&1
 call Reload - >/dev/null   # a Reloaded signal, which everybody may receive: the listeners work
+eventually 20 grep -qa 'member=Reloaded' "$WORK/nobody-mon.log"
+eventually 20 grep -qa 'member=Reloaded' "$WORK/root-mon.log"
+kill $m1 $m2 $m3 2>/dev/null
 wait $m1 $m2 $m3
 cat "$WORK/nobody-mon.log" "$WORK/nobody-busctl.log" >> "$N"
 note "nobody's view: $(wc -l < "$N") lines, e.g. $(grep -m1 -a NotYourProcess "$N" | cut -c1-90)"
