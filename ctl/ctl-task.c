@@ -72,6 +72,8 @@ static int get_one_online(sd_bus *bus, Table *t, pid_t pid, bool first) {
                           value,
                           strcmp(set_by, LATNICE_SET_BY_NONE) == 0 ? "the default; latniced did not set it" :
                           strcmp(set_by, LATNICE_SET_BY_FOREIGN) == 0 ? "set by somebody else (not latniced)" :
+                          strcmp(set_by, LATNICE_SET_BY_INHERITED) == 0 ?
+                          "inherited through fork from a process latniced set: " :
                           "set by latniced: ",
                           strcmp(set_by, LATNICE_SET_BY_NONE) == 0 || strcmp(set_by, LATNICE_SET_BY_FOREIGN) == 0 ?
                           "" : ref,

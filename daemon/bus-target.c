@@ -51,8 +51,16 @@ static int target_open(int proc_fd, pid_t pid, int pidfd, Target *t, sd_bus_erro
         *t = (Target) { .pid = pid, .pidfd = pidfd };
         if (t->pidfd < 0) {
                 t->pidfd = pidfd_open(pid, 0);
-                if (t->pidfd < 0)
-                        return no_such_process(error, pid, -errno);
+                if (t->pidfd < 0) {
+                        r = -errno;
+                        /* A thread's id (from top -H, say) names no process: say whose thread it is.
+                         * (pidfd_open() says EINVAL on older kernels, ENOENT on 6.18.) */
+                        if ((r == -EINVAL || r == -ENOENT || r == -ESRCH) && proc_ids_read(proc_fd, pid, &ids) >= 0 && ids.tgid != pid)
+                                return sd_bus_error_setf(error, LATNICE_ERROR_NO_SUCH_PROCESS,
+                                                         "%d is not a process but a thread of process %d: ask "
+                                                         "about %d.", (int) pid, (int) ids.tgid, (int) ids.tgid);
+                        return no_such_process(error, pid, r);
+                }
         }
         r = proc_stat_read_pid(proc_fd, pid, 0, &t->st);
         if (r >= 0)

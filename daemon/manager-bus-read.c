@@ -12,6 +12,7 @@
 #include "bus-target.h"
 #include "latnice/dbus.h"
 #include "manager-bus-internal.h"
+#include "manager-decide.h"
 #include "manager-scx.h"
 #include "match.h"
 #include "proc.h"
@@ -45,6 +46,15 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
         if (ours) {
                 rule = e->rule_name ?: "";
                 ref = e->rule ?: "";
+        } else if (sched_thread_has_value(&m->probe, &main_thread)) {
+                const AppliedProcess *o =
+                        manager_value_origin(m, t.pid, sched_thread_raw(&m->probe, &main_thread));
+
+                if (o) {
+                        set_by = LATNICE_SET_BY_INHERITED;
+                        rule = o->rule_name ?: "";
+                        ref = o->rule ?: "";
+                }
         }
 
         r = sd_bus_message_new_method_return(call, &reply);

@@ -276,6 +276,14 @@ static const AppliedProcess *applied_source(Manager *m, const TaskInfo *t, uint6
         return NULL;
 }
 
+const AppliedProcess *manager_value_origin(Manager *m, pid_t pid, uint64_t raw) {
+        ProcStat st;
+
+        if (proc_stat_read_pid(m->proc_fd, pid, 0, &st) < 0)
+                return NULL;
+        return applied_source(m, &(TaskInfo) { .pid = pid, .ppid = st.ppid }, 0, raw);
+}
+
 /*
  * Is the value the process carries somebody else's? A launcher (chrt, a game launcher, a script with
  * sched_setattr) sets a slice and then execs the program: that choice is theirs, as any value set

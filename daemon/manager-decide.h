@@ -34,6 +34,14 @@ ApplyRequest apply_request_from_rule(const Rule *rule, bool via_unit, char *ref_
 int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const ApplyRequest *q, bool fresh_exec);
 
 /*
+ * The entry of the process latniced set whose value raw the process pid
+ * carries through fork (a child of a rule with Inherit=yes, say), as an
+ * exec would find it; NULL if the value is not from latniced, or the
+ * process is gone.
+ */
+const AppliedProcess *manager_value_origin(Manager *m, pid_t pid, uint64_t raw);
+
+/*
  * One decision for one process. fresh_exec: the exec just happened, so its
  * value is inherited, not chosen for this program. parent_start: the
  * parent's start time as the exec event saw it (0: ask /proc).

@@ -161,19 +161,24 @@ static int read_argv(int proc_fd, pid_t pid, char ***ret) {
 int proc_ids_read(int proc_fd, pid_t pid, ProcIds *ret) {
         _cleanup_(freep) char *buf = NULL;
         unsigned ru, eu, rg;
+        int tgid = pid;
         char *p;
         int r;
 
         r = read_small(proc_fd, pid, "status", 64 * 1024, &buf, NULL);
         if (r < 0)
                 return r;
+        /* Name: comes first, escaped by the kernel: no line of a process's making is before these. */
+        p = strstr(buf, "\nTgid:");
+        if (p && sscanf(p + 6, "%d", &tgid) != 1)
+                return -EINVAL;
         p = strstr(buf, "\nUid:");
         if (!p || sscanf(p + 5, "%u %u", &ru, &eu) != 2)
                 return -EINVAL;
         p = strstr(buf, "\nGid:");
         if (!p || sscanf(p + 5, "%u", &rg) != 1)
                 return -EINVAL;
-        *ret = (ProcIds) { .ruid = ru, .euid = eu, .rgid = rg };
+        *ret = (ProcIds) { .tgid = tgid, .ruid = ru, .euid = eu, .rgid = rg };
         return 0;
 }
 

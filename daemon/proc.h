@@ -79,10 +79,11 @@ bool proc_pidfd_exited(int pidfd);
 bool proc_pidfd_is(int proc_fd, int pidfd, pid_t pid, uint64_t start_time);
 
 typedef struct ProcIds {
+        pid_t tgid; /* the process of which pid is a thread (pid itself for a process) */
         uid_t ruid, euid;
         gid_t rgid;
 } ProcIds;
-/* Real and effective uid and real gid from /proc/PID/status; -ESRCH if it is gone. */
+/* Thread group, real and effective uid and real gid from /proc/PID/status; -ESRCH if it is gone. */
 int proc_ids_read(int proc_fd, pid_t pid, ProcIds *ret);
 
 /*

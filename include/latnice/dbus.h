@@ -40,5 +40,6 @@
 #define LATNICE_SET_BY_UNIT "unit"       /* a unit rule, applied per task */
 #define LATNICE_SET_BY_MANUAL "manual"   /* SetLatencyNice through the daemon */
 #define LATNICE_SET_BY_FOREGROUND "foreground" /* the foreground boost (SetForeground) */
+#define LATNICE_SET_BY_INHERITED "inherited" /* carried through fork from a process latniced set */
 #define LATNICE_SET_BY_FOREIGN "foreign" /* a value latniced did not set */
 #define LATNICE_SET_BY_NONE "none"       /* the default value, nobody set anything */

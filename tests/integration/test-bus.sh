@@ -64,9 +64,16 @@ LatencyNice=5
 Comm=lnt-b
 LatencyNice=5
 Inherit=yes
+
+[Process inherit-parent]
+Comm=lnt-inh
+LatencyNice=6
+Inherit=yes
 EOF
 cp /bin/dash "$WORK/bin/lnt-a"
 cp /bin/sleep "$WORK/bin/lnt-b"
+cp /bin/dash "$WORK/bin/lnt-inh"
+cp /bin/sleep "$WORK/bin/lnt-kid"
 cat > "$WORK/profiles/quiet.conf" <<'EOF'
 [Process quiet-cat]
 Comm=cat
@@ -282,6 +289,30 @@ check "lnt-a gets [Process reexec-a]'s 5" eventually 10 sh -c "$L exec $NAME bus
 check "  after exec lnt-b (same value) it names [Process reexec-b]" eventually 10 sh -c "$L exec $NAME busctl call \
         org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u $RXPID | grep -q '\"lnt-b\" 5 \"rule\" \"reexec-b\"'"
 in_ kill "$RXPID" 2>/dev/null
+# a child that carries its parent's value through fork (Inherit=yes) and runs a program no rule names:
+# GetTask says where the value came from, not "somebody else"
+IHPID=$(in_ sh -c "$IN/bin/lnt-inh -c 'sleep 1; $IN/bin/lnt-kid 300 & echo \$! > $IN/kid; wait' >/dev/null 2>&1 &
+        echo \$!")
+eventually 10 test -s "$WORK/kid"
+KID=$(cat "$WORK/kid")
+check "lnt-kid, forked by lnt-inh (6, Inherit=yes): GetTask says inherited from [Process inherit-parent]" \
+        eventually 10 sh -c "$L exec $NAME busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u $KID |
+        grep -q '\"lnt-kid\" 6 \"inherited\" \"inherit-parent\"'"
+out=$(in_ "$CTL" get "$KID" 2>&1)
+check "  latnicectl get says so ($(head -1 <<< "$out"))" grep -q 'inherited .*\[Process inherit-parent\]' <<< "$out"
+in_ kill "$KID" "$IHPID" 2>/dev/null
+# a thread's id is not a process: the error says whose thread it is
+THPID=$(in_ sh -c "$PY -c 'import threading, time; threading.Thread(target=time.sleep, args=(300,)).start()' \
+        >/dev/null 2>&1 & echo \$!")
+eventually 10 sh -c "[ \$($L exec $NAME ls /proc/$THPID/task 2>/dev/null | wc -l) -ge 2 ]"
+TID=$(in_ ls "/proc/$THPID/task" | grep -vx "$THPID" | head -1)
+out=$(call GetTask u "$TID")
+check "GetTask of thread $TID of $THPID: NoSuchProcess that names the process (got: $out)" \
+        bash -c 'grep -q "^ERROR org.latnice1.Error.NoSuchProcess" <<< "$1" && grep -q "thread of process $2" <<< "$1"' \
+        - "$out" "$THPID"
+out=$(call Explain u "$TID")
+check "  and Explain (got: $out)" grep -q "thread of process $THPID" <<< "$out"
+in_ kill "$THPID" 2>/dev/null
 
 # --- Reloaded signal ----------------------------------------------------------------------------
 # (the monitors are waited for by what they print, never by a fixed time: a loaded machine starts

@@ -54,7 +54,7 @@ class M(dbus.service.Object):
             raise dbus.exceptions.DBusException("No such process", name="org.latnice1.Error.NoSuchProcess")
         th = dbus.Array([(U(pid), S("main\x01"), S("other"), I(0), I(-3), T(700000), B(False)),
                          (U(pid + 1), S("worker"), S("fifo"), I(0), I(0), T(0), B(True))], signature="(ussiitb)")
-        set_by = {1: "none", 3: "foreign"}.get(pid, "rule")
+        set_by = {1: "none", 3: "foreign", 6: "inherited"}.get(pid, "rule")
         return (S("comm\x7f"), I(-3), S(set_by), S("r"), S("[Process r] /etc/x.conf:1"), S("eevdf-slice"), T(123456), th)
 
     @dbus.service.method(IF, in_signature="ui", out_signature="uu")

@@ -65,6 +65,7 @@ profile nope
 reload
 get 1
 get 4 2 3
+get 6
 set -l 5 -p 4 -p 2 9
 explain 4
 explain 1

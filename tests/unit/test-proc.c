@@ -71,6 +71,21 @@ TEST(fake_tree) {
         ASSERT_EQ(p.stat.start_time, 777);
         proc_task_done(&p);
 
+        {
+                /* A thread's status names its process; a status without Tgid: (none on Linux) is its own. */
+                ProcIds ids;
+
+                test_write(d, "101/status", "Name:\tworker\nTgid:\t100\nPid:\t101\nUid:\t1000\t1000\t1000\t1000\n"
+                                            "Gid:\t100\t100\t100\t100\n");
+                ASSERT_EQ(proc_ids_read(fd, 101, &ids), 0);
+                ASSERT_EQ(ids.tgid, 100);
+                ASSERT_EQ(ids.ruid, 1000);
+                ASSERT_EQ(proc_ids_read(fd, 100, &ids), 0);
+                ASSERT_EQ(ids.tgid, 100);
+                test_write(d, "102/status", "Name:\tx\nTgid:\tnope\nUid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\n");
+                ASSERT_EQ(proc_ids_read(fd, 102, &ids), -EINVAL);
+        }
+
         ASSERT_EQ(proc_task_read(fd, 999, PROC_ALL, &p), -ESRCH);
         n = proc_list_tasks(fd, 100, &pids);
         ASSERT_EQ(n, 2);
