@@ -388,10 +388,8 @@ static int run_stats(Ctl *ctl) {
         r = sd_bus_call(bus, call, ((uint64_t) seconds + 120) * 1000000, &error, &reply);
         ctl_polkit_agent_close(agent);
         if (r < 0) {
-                if (sd_bus_error_is_set(&error) && error.message)
-                        fprintf(stderr, "%s\n", error.message);
-                else
-                        fprintf(stderr, "Cannot collect scheduler statistics: %s\n", strerror(-r));
+                fprintf(stderr, "Failed to collect scheduler statistics: %s\n",
+                        sd_bus_error_is_set(&error) && error.message ? error.message : strerror(-r));
                 return sd_bus_error_is_set(&error) ? ctl_exit_from_bus_error(&error) : ctl_exit_from_errno(r);
         }
         r = ctl_stats_read(reply, &s);

@@ -55,7 +55,7 @@ static int get_one_online(sd_bus *bus, Table *t, pid_t pid, bool first) {
         char note[512];
         int r, k;
 
-        r = ctl_call_for_pid(bus, "GetTask", pid, NULL, NULL, &reply);
+        r = ctl_call_for_pid(bus, "GetTask", pid, NULL, "get the latency nice of", &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_read(reply, "sisssst", &comm, &value, &set_by, &rule, &ref, &backend, &start_time);
@@ -160,7 +160,7 @@ static int run_get(Ctl *ctl) {
         }
         r = table_print(t);
         if (r < 0)
-                return ctl_bad_reply(r);
+                return ctl_print_failed(r);
         return rc;
 }
 
@@ -222,7 +222,7 @@ static int run_set(Ctl *ctl) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 uint32_t applied = 0, threads = 0;
 
-                r = ctl_call_for_pid(bus, "SetLatencyNice", pids[i], &ln, "nothing applied", &reply);
+                r = ctl_call_for_pid(bus, "SetLatencyNice", pids[i], &ln, "set latency nice on", &reply);
                 if (r == CTL_EXIT_OK) {
                         int k = sd_bus_message_read(reply, "uu", &applied, &threads);
 
@@ -245,7 +245,7 @@ static int run_set(Ctl *ctl) {
         ctl_polkit_agent_close(agent);
         r = table_print(t);
         if (r < 0)
-                return ctl_bad_reply(r);
+                return ctl_print_failed(r);
         return rc;
 }
 
@@ -355,7 +355,7 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         char note[512];
         int r;
 
-        r = ctl_call_for_pid(bus, "Explain", pid, NULL, NULL, &reply);
+        r = ctl_call_for_pid(bus, "Explain", pid, NULL, "explain", &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         /* a{ss} reads as a flat strv of key, value, ... */
@@ -461,7 +461,7 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         table_add_string(t, "latniced");
         table_add_string(t, "(the rules latniced is running; --root=/ explains with the files on disk)");
         r = table_print(t);
-        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
+        return r < 0 ? ctl_print_failed(r) : CTL_EXIT_OK;
 }
 
 static const char explain_usage[] =
@@ -492,7 +492,7 @@ static int run_explain(Ctl *ctl) {
         /* "explain 1234" is what people type: accept a bare pid. */
         if (last_pid) {
                 if (parse_pid(*last_pid, &pid) < 0) {
-                        fprintf(stderr, "Invalid pid '%s': expected a positive number.\n", *last_pid);
+                        fprintf(stderr, "Invalid PID '%s': must be a positive integer.\n", *last_pid);
                         return CTL_EXIT_USAGE;
                 }
         } else if (ctl->n_args == 1 && parse_pid(ctl->args[0], &pid) >= 0)
