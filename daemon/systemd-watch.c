@@ -354,6 +354,14 @@ static int watch_set_owner(SystemdWatch *w, const char *owner) {
         return watch_start(w);
 }
 
+/* What GetNameOwner or NameOwnerChanged said: followed, or offline with the reason. */
+static void watch_take_owner(SystemdWatch *w, const char *owner) {
+        int r = watch_set_owner(w, owner);
+
+        if (r < 0)
+                watch_set_state(w, SYSTEMD_WATCH_OFFLINE, r, "cannot talk to systemd");
+}
+
 static int watch_on_get_owner(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         SystemdWatch *w = userdata;
         const char *owner;
@@ -374,9 +382,7 @@ static int watch_on_get_owner(sd_bus_message *reply, void *userdata, sd_bus_erro
                 watch_set_state(w, SYSTEMD_WATCH_OFFLINE, r, "cannot parse GetNameOwner's reply");
                 return 0;
         }
-        r = watch_set_owner(w, owner);
-        if (r < 0)
-                watch_set_state(w, SYSTEMD_WATCH_OFFLINE, r, "cannot talk to systemd");
+        watch_take_owner(w, owner);
         return 0;
 }
 
@@ -385,7 +391,6 @@ static int watch_on_get_owner(sd_bus_message *reply, void *userdata, sd_bus_erro
 static int watch_on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         SystemdWatch *w = userdata;
         const char *name, *old, *new;
-        int r;
 
         if (sd_bus_message_read(m, "sss", &name, &old, &new) < 0 || strcmp(name, SD_DEST) != 0)
                 return 0;
@@ -394,9 +399,7 @@ static int watch_on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus
                 return 0;
         if (!isempty(new) && w->owner)
                 (void) watch_set_owner(w, NULL);
-        r = watch_set_owner(w, new);
-        if (r < 0)
-                watch_set_state(w, SYSTEMD_WATCH_OFFLINE, r, "cannot talk to systemd");
+        watch_take_owner(w, new);
         return 0;
 }
 
