@@ -106,31 +106,22 @@ struct {
  * definitions below are only templates: type, key, value and flags must
  * match, the size need not.
  */
-#define NAME_HASH(keytype)                                                   \
+#define NAME_MAP(inner_type, flags, keytype)                                 \
         struct {                                                             \
                 __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                    \
                 __uint(max_entries, 1);                                      \
                 __type(key, __u32);                                          \
                 __array(values, struct {                                     \
-                        __uint(type, BPF_MAP_TYPE_HASH);                     \
+                        __uint(type, inner_type);                            \
                         __uint(max_entries, 1);                              \
+                        __uint(map_flags, flags);                            \
                         __uint(key_size, sizeof(keytype));                   \
                         __uint(value_size, sizeof(__u8));                    \
                 });                                                          \
         }
-#define NAME_TRIE(keytype)                                                   \
-        struct {                                                             \
-                __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                    \
-                __uint(max_entries, 1);                                      \
-                __type(key, __u32);                                          \
-                __array(values, struct {                                     \
-                        __uint(type, BPF_MAP_TYPE_LPM_TRIE);                 \
-                        __uint(max_entries, 1);                              \
-                        __uint(map_flags, BPF_F_NO_PREALLOC);                \
-                        __uint(key_size, sizeof(keytype));                   \
-                        __uint(value_size, sizeof(__u8));                    \
-                });                                                          \
-        }
+/* Exact names; prefixes ("game*") in an LPM trie, which the kernel has only without preallocation. */
+#define NAME_HASH(keytype) NAME_MAP(BPF_MAP_TYPE_HASH, 0, keytype)
+#define NAME_TRIE(keytype) NAME_MAP(BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, keytype)
 
 NAME_HASH(struct latnice_name16) filter_comm SEC(".maps");
 NAME_TRIE(struct latnice_comm_key) filter_comm_prefix SEC(".maps");
