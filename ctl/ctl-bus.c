@@ -224,7 +224,12 @@ int ctl_bad_reply(int r) {
         return CTL_EXIT_FAILURE;
 }
 
-int ctl_print_failed(int r) {
-        fprintf(stderr, "Failed to print the output: %s\n", strerror(-r));
-        return CTL_EXIT_FAILURE;
+int ctl_table_print(Table *t) {
+        int r = table_print(t);
+
+        if (r < 0) {
+                fprintf(stderr, "Failed to print the output: %s\n", strerror(-r));
+                return CTL_EXIT_FAILURE;
+        }
+        return CTL_EXIT_OK;
 }

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "ctl-table.h"
 #include "util.h"
 
 /*
@@ -62,5 +63,5 @@ int ctl_bus_read_properties(sd_bus_message *reply, const CtlProperty *map, size_
 
 /* A reply that does not read as documented (or no memory to read it): says so, CTL_EXIT_FAILURE. */
 int ctl_bad_reply(int r);
-/* The table did not reach standard output: says so, CTL_EXIT_FAILURE. */
-int ctl_print_failed(int r);
+/* table_print(): CTL_EXIT_OK, or it says why the table did not reach standard output, CTL_EXIT_FAILURE. */
+int ctl_table_print(Table *t);

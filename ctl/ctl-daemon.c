@@ -252,8 +252,7 @@ static int run_status(Ctl *ctl) {
                 table_add_stringf(t, "\nRule errors (these rules were skipped):%s", errors);
         else
                 table_add_string(t, NULL);
-        r = table_print(t);
-        return r < 0 ? ctl_print_failed(r) : CTL_EXIT_OK;
+        return ctl_table_print(t);
 }
 
 const Verb verb_status = {
@@ -306,9 +305,9 @@ static int run_list(Ctl *ctl) {
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        r = table_print(t);
-        if (r < 0)
-                return ctl_print_failed(r);
+        r = ctl_table_print(t);
+        if (r != CTL_EXIT_OK)
+                return r;
         n = table_rows(t);
         table_text(t, "\n%zu process%s.\n", n, n == 1 ? "" : "es");
         return CTL_EXIT_OK;
@@ -382,9 +381,9 @@ static int run_rules(Ctl *ctl) {
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        r = table_print(t);
-        if (r < 0)
-                return ctl_print_failed(r);
+        r = ctl_table_print(t);
+        if (r != CTL_EXIT_OK)
+                return r;
         n = table_rows(t);
         table_text(t, "%s%zu rule%s.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
         return CTL_EXIT_OK;
@@ -428,8 +427,7 @@ static int run_reload(Ctl *ctl) {
                           errors, errors == 1 ? "" : "s", errors ? " (see 'latnicectl status')" : "");
         table_add_uint(t, rules);
         table_add_uint(t, errors);
-        r = table_print(t);
-        return r < 0 ? ctl_print_failed(r) : CTL_EXIT_OK;
+        return ctl_table_print(t);
 }
 
 const Verb verb_reload = {
@@ -473,8 +471,7 @@ static int run_profile(Ctl *ctl) {
                         return ctl_bad_reply(-ENOMEM);
                 table_add_stringf(t, "Switched to profile %s.", ctl->args[0]);
                 table_add_string(t, ctl->args[0]);
-                r = table_print(t);
-                return r < 0 ? ctl_print_failed(r) : CTL_EXIT_OK;
+                return ctl_table_print(t);
         }
 
         r = daemon_call(&list_profiles, NULL, &reply);
@@ -494,9 +491,9 @@ static int run_profile(Ctl *ctl) {
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        r = table_print(t);
-        if (r < 0)
-                return ctl_print_failed(r);
+        r = ctl_table_print(t);
+        if (r != CTL_EXIT_OK)
+                return r;
         if (table_rows(t) == 0)
                 table_text(t, "No profiles installed.\n");
         return CTL_EXIT_OK;

@@ -158,9 +158,9 @@ static int run_get(Ctl *ctl) {
                 else if (rc == CTL_EXIT_OK)
                         rc = k;
         }
-        r = table_print(t);
-        if (r < 0)
-                return ctl_print_failed(r);
+        r = ctl_table_print(t);
+        if (r != CTL_EXIT_OK)
+                return r;
         return rc;
 }
 
@@ -243,9 +243,9 @@ static int run_set(Ctl *ctl) {
                 table_add_uint(t, threads);
         }
         ctl_polkit_agent_close(agent);
-        r = table_print(t);
-        if (r < 0)
-                return ctl_print_failed(r);
+        r = ctl_table_print(t);
+        if (r != CTL_EXIT_OK)
+                return r;
         return rc;
 }
 
@@ -460,8 +460,7 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         table_add_string(t, note);
         table_add_string(t, "latniced");
         table_add_string(t, "(the rules latniced is running; --root=/ explains with the files on disk)");
-        r = table_print(t);
-        return r < 0 ? ctl_print_failed(r) : CTL_EXIT_OK;
+        return ctl_table_print(t);
 }
 
 static const char explain_usage[] =
