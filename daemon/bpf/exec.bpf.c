@@ -561,6 +561,16 @@ static __always_inline void note_renamed(struct latnice_rename_pending *p, bool 
         __sync_fetch_and_add(&p->tid_sq_sum, (__u64) tid * tid);
 }
 
+/* A rename while the process has one pending (p; NULL: it went meanwhile): counted there, not sent. */
+static __always_inline int rename_coalesced(struct latnice_rename_pending *p, bool leader, __u32 tid) {
+        if (p) {
+                note_renamed(p, leader, tid);
+                __sync_fetch_and_add(&p->unsent, 1);
+        }
+        count(COUNTER_RENAMES_COALESCED);
+        return 0;
+}
+
 /* bprm_execve() sets it for the time of an exec; read as a flavor in case a kernel drops it. */
 struct task_struct___execve {
         unsigned int in_execve : 1;
@@ -617,24 +627,14 @@ static __always_inline int handle_rename(struct task_struct *task, const char *n
                 tgid = BPF_CORE_READ(task, tgid);
         }
         pending = bpf_map_lookup_elem(&renames_pending, &tgid);
-        if (pending) {
-                note_renamed(pending, leader, pid);
-                __sync_fetch_and_add(&pending->unsent, 1);
-                count(COUNTER_RENAMES_COALESCED);
-                return 0;
-        }
+        if (pending)
+                return rename_coalesced(pending, leader, pid);
         /* Whose it is, also for a record that does not fit (then only the sweep decides it). */
         fresh.start_boottime = BPF_CORE_READ(task, group_leader, start_boottime);
         note_renamed(&fresh, leader, pid);
         if (bpf_map_update_elem(&renames_pending, &tgid, &fresh, BPF_NOEXIST) < 0) {
                 /* Another CPU made it between the lookup and here: that one's record goes. */
-                pending = bpf_map_lookup_elem(&renames_pending, &tgid);
-                if (pending) {
-                        note_renamed(pending, leader, pid);
-                        __sync_fetch_and_add(&pending->unsent, 1);
-                }
-                count(COUNTER_RENAMES_COALESCED);
-                return 0;
+                return rename_coalesced(bpf_map_lookup_elem(&renames_pending, &tgid), leader, pid);
         }
         return send_record(task, LATNICE_EVENT_RENAME, comm, NULL, is_current);
 }
