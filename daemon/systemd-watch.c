@@ -461,6 +461,22 @@ static void call_free(PendingCall *c) {
         free(c);
 }
 
+/* r from starting c's method call: 0 once it did, else c goes and r is returned. */
+static int call_started(PendingCall *c, int r) {
+        if (r < 0) {
+                call_free(c);
+                return r;
+        }
+        return 0;
+}
+
+/* A call for the watch's users: only while systemd is on the bus. */
+static int call_new_connected(SystemdWatch *w, const char *name, PendingCall **ret) {
+        if (!w || !w->owner)
+                return -ENOTCONN;
+        return call_new(w, name, ret);
+}
+
 static int watch_on_get_unit(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         PendingCall *c = userdata;
         SystemdWatch *w = c->watch;
@@ -493,9 +509,7 @@ static int watch_get_unit(SystemdWatch *w, const char *name, bool verify_removed
         c->verify_removed = verify_removed;
         r = sd_bus_call_method_async(w->bus, &c->slot, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", watch_on_get_unit,
                                      c, "s", name);
-        if (r < 0)
-                call_free(c);
-        return r;
+        return call_started(c, r);
 }
 
 static int watch_on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -661,18 +675,14 @@ int systemd_watch_query_cgroup(SystemdWatch *w, const char *name, SystemdCgroupC
         PendingCall *c;
         int r;
 
-        if (!w || !w->owner)
-                return -ENOTCONN;
-        r = call_new(w, name, &c);
+        r = call_new_connected(w, name, &c);
         if (r < 0)
                 return r;
         c->cgroup_done = done;
         c->cgroup_userdata = userdata;
         r = sd_bus_call_method_async(w->bus, &c->slot, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", query_on_unit, c, "s",
                                      name);
-        if (r < 0)
-                call_free(c);
-        return r;
+        return call_started(c, r);
 }
 
 static int watch_on_set_properties(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -710,13 +720,9 @@ int systemd_watch_set_cpu_accounting(SystemdWatch *w, const char *name, bool on,
         PendingCall *c;
         int r;
 
-        if (!w || !w->owner)
-                return -ENOTCONN;
-        r = call_new(w, name, &c);
+        r = call_new_connected(w, name, &c);
         if (r < 0)
                 return r;
         r = systemd_cpu_controller_call(w->bus, &c->slot, name, on, unified, watch_on_set_properties, c);
-        if (r < 0)
-                call_free(c);
-        return r < 0 ? r : 0;
+        return call_started(c, r);
 }
