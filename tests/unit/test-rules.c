@@ -544,6 +544,20 @@ TEST(load_files) {
 }
 
 TEST(daemon_config) {
+        static const struct {
+                const char *text;
+                DaemonScheduler scheduler;
+                const char *error; /* in the message; NULL: no error */
+        } schedulers[] = {
+                { "[Daemon]\nProfile=gaming\n", DAEMON_SCHEDULER_NONE, NULL },
+                { "[Daemon]\nScheduler=latnice\n", DAEMON_SCHEDULER_LATNICE, NULL },
+                { "[Daemon]\nScheduler=latnice\nScheduler=none\n", DAEMON_SCHEDULER_NONE, NULL },
+                { "[Daemon]\nScheduler=latnice\nScheduler=\n", DAEMON_SCHEDULER_NONE, NULL },
+                { "[Daemon]\n\nScheduler=lavd\n", DAEMON_SCHEDULER_NONE,
+                  "latniced.conf:3: Scheduler=lavd is not one of none, latnice" },
+                { "[Foreground]\nScheduler=latnice\n", DAEMON_SCHEDULER_NONE,
+                  ":2: unknown key 'Scheduler' in [Foreground]" },
+        };
         const char *root = fresh_root("dconf");
         DaemonConfig c = {};
         char *p = test_path(root, "latniced.conf");
@@ -569,35 +583,14 @@ TEST(daemon_config) {
         daemon_config_done(&c);
 
         /* Scheduler=: off unless asked for; a later line wins; a wrong word is an error with its line. */
-        test_write(root, "latniced.conf", "[Daemon]\nProfile=gaming\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
-        daemon_config_done(&c);
-        test_write(root, "latniced.conf", "[Daemon]\nScheduler=latnice\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_LATNICE);
-        ASSERT_TRUE(!c.error);
-        ASSERT_STREQ(daemon_scheduler_to_string(c.scheduler), "latnice");
-        daemon_config_done(&c);
-        test_write(root, "latniced.conf", "[Daemon]\nScheduler=latnice\nScheduler=none\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
-        daemon_config_done(&c);
-        test_write(root, "latniced.conf", "[Daemon]\nScheduler=latnice\nScheduler=\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
-        ASSERT_TRUE(!c.error);
-        daemon_config_done(&c);
-        test_write(root, "latniced.conf", "[Daemon]\n\nScheduler=lavd\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
-        ASSERT_TRUE(c.error && strstr(c.error, "latniced.conf:3: Scheduler=lavd is not one of none, latnice"));
-        daemon_config_done(&c);
-        test_write(root, "latniced.conf", "[Foreground]\nScheduler=latnice\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
-        ASSERT_TRUE(c.error && strstr(c.error, ":2: unknown key 'Scheduler' in [Foreground]"));
-        daemon_config_done(&c);
+        for (size_t i = 0; i < ELEMENTSOF(schedulers); i++) {
+                test_write(root, "latniced.conf", schedulers[i].text);
+                ASSERT_EQ(daemon_config_load(p, &c), 0);
+                ASSERT_EQ(c.scheduler, schedulers[i].scheduler);
+                ASSERT_TRUE(schedulers[i].error ? c.error && strstr(c.error, schedulers[i].error) : !c.error);
+                daemon_config_done(&c);
+        }
+        ASSERT_STREQ(daemon_scheduler_to_string(DAEMON_SCHEDULER_LATNICE), "latnice");
         ASSERT_STREQ(daemon_scheduler_to_string(DAEMON_SCHEDULER_NONE), "none");
         ASSERT_TRUE(daemon_scheduler_to_string(_DAEMON_SCHEDULER_MAX) == NULL);
 }
