@@ -115,31 +115,21 @@ const char *stats_bpf_hook(const StatsBpf *b) {
 
 int stats_bpf_set_class(StatsBpf *b, pid_t pid, int pidfd, uint32_t cls) {
         bool btf = b->hook[0] == 't' && b->hook[1] == 'p' && b->hook[2] == '_';
-        uint32_t old;
+        uint32_t old, tgid = (uint32_t) pid;
+        const void *key;
         int fd, r;
 
         if (cls >= b->n_classes)
                 return -EINVAL;
-        if (btf) {
-                /* Task storage is keyed by a pidfd: the very process, whatever happens to its pid. */
-                fd = bpf_map__fd(b->skel->maps.task_class);
-                if (cls == LATNICE_STATS_CLASS_OTHER)
-                        r = bpf_map_delete_elem(fd, &pidfd);
-                else if (bpf_map_lookup_elem(fd, &pidfd, &old) == 0 && old == cls)
-                        return 0;
-                else
-                        r = bpf_map_update_elem(fd, &pidfd, &cls, BPF_ANY);
-        } else {
-                uint32_t key = (uint32_t) pid;
-
-                fd = bpf_map__fd(b->skel->maps.tgid_class);
-                if (cls == LATNICE_STATS_CLASS_OTHER)
-                        r = bpf_map_delete_elem(fd, &key);
-                else if (bpf_map_lookup_elem(fd, &key, &old) == 0 && old == cls)
-                        return 0;
-                else
-                        r = bpf_map_update_elem(fd, &key, &cls, BPF_ANY);
-        }
+        /* Task storage (tp_btf) is keyed by a pidfd: the very process, whatever happens to its pid; else the tgid. */
+        fd = bpf_map__fd(btf ? b->skel->maps.task_class : b->skel->maps.tgid_class);
+        key = btf ? (const void *) &pidfd : (const void *) &tgid;
+        if (cls == LATNICE_STATS_CLASS_OTHER)
+                r = bpf_map_delete_elem(fd, key);
+        else if (bpf_map_lookup_elem(fd, key, &old) == 0 && old == cls)
+                return 0;
+        else
+                r = bpf_map_update_elem(fd, key, &cls, BPF_ANY);
         if (r < 0 && errno == ENOENT && cls == LATNICE_STATS_CLASS_OTHER)
                 return 0; /* was not in a class */
         return r < 0 ? -errno : 1;
