@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bpf-reason.h"
 #include "stats-bpf.h"
 #include "stats.skel.h"
 #include "util.h"
@@ -95,14 +96,7 @@ int stats_bpf_new(const StatsBpfOptions *o, StatsBpf **ret, char **ret_reason) {
         }
         r = try_load(b, o, false);
         if (r < 0) {
-                /* libbpf finds a tracepoint's id in tracefs: say so when that is what is missing. */
-                bool no_tracefs = r == -ENOENT && access("/sys/kernel/tracing/events", F_OK) < 0 &&
-                                  access("/sys/kernel/debug/tracing/events", F_OK) < 0;
-
-                if (asprintf(ret_reason, "its BPF programs do not attach (tp_btf: %s; tracepoint: %s%s)",
-                             r_btf < 0 ? strerror(-r_btf) : "not tried", strerror(-r),
-                             no_tracefs ? ", tracefs is not mounted at /sys/kernel/tracing" : "") < 0)
-                        *ret_reason = NULL;
+                bpf_load_reason("its BPF programs do not attach", r_btf, r, ret_reason);
                 return r;
         }
         *ret = TAKE_PTR(b);
