@@ -373,6 +373,18 @@ static int match_result_add(MatchResult *m, size_t *alloc, const Rule *rule, boo
         return 0;
 }
 
+/* rule tried on t and added if it matches: 1 done (no more wanted), 0 go on, < 0 failed (*m emptied). */
+static int match_result_try(MatchResult *m, size_t *alloc, const Rule *rule, const TaskInfo *t, bool want_shadowed) {
+        int r;
+
+        if (!match_rule(rule, t, NULL))
+                return 0;
+        r = match_result_add(m, alloc, rule, want_shadowed);
+        if (r < 0)
+                match_result_done(m);
+        return r;
+}
+
 int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchResult *ret) {
         MatchResult m = {};
         size_t alloc = 0;
@@ -381,13 +393,11 @@ int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchRes
         for (size_t i = 0; i < s->n_rules; i++) {
                 const Rule *q = &s->rules[i];
 
-                if (q->kind != RULE_PROCESS || !match_rule(q, t, NULL))
+                if (q->kind != RULE_PROCESS)
                         continue;
-                k = match_result_add(&m, &alloc, q, want_shadowed);
-                if (k < 0) {
-                        match_result_done(&m);
+                k = match_result_try(&m, &alloc, q, t, want_shadowed);
+                if (k < 0)
                         return k;
-                }
                 if (k > 0)
                         break;
         }
@@ -864,13 +874,9 @@ int match_index_task(MatchIndex *ix, const TaskInfo *t, bool want_shadowed, Matc
         for (size_t c = 0; c < ix->n_cand; c++) {
                 const Rule *rule = &ix->set->rules[ix->cand[c]];
 
-                if (!match_rule(rule, t, NULL))
-                        continue;
-                r = match_result_add(&m, &alloc, rule, want_shadowed);
-                if (r < 0) {
-                        match_result_done(&m);
+                r = match_result_try(&m, &alloc, rule, t, want_shadowed);
+                if (r < 0)
                         return r;
-                }
                 if (r > 0)
                         break;
         }
