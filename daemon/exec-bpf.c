@@ -497,15 +497,8 @@ int exec_bpf_inherited_list(ExecBpf *b, ExecBpfInherited **ret) {
                 r = bpf_map_get_next_key(fd, &key, &next);
                 if (bpf_map_lookup_elem(fd, &key, &value) < 0)
                         continue;
-                if (n >= alloc) {
-                        size_t a = alloc ? alloc * 2 : 64;
-                        ExecBpfInherited *nv = reallocarray(v, a, sizeof(ExecBpfInherited));
-
-                        if (!nv)
-                                return -ENOMEM;
-                        v = nv;
-                        alloc = a;
-                }
+                if (array_grow((void **) &v, &alloc, n, sizeof(ExecBpfInherited)) < 0)
+                        return -ENOMEM;
                 inherited_from_value(key, &value, &v[n++]);
         }
         if (r < 0 && errno != ENOENT)

@@ -360,15 +360,8 @@ static int match_result_add(MatchResult *m, size_t *alloc, const Rule *rule, boo
                 m->rule = rule;
                 return want_shadowed ? 0 : 1;
         }
-        if (m->n_shadowed >= *alloc) {
-                size_t na = *alloc ? *alloc * 2 : 8;
-                const Rule **n = reallocarray(m->shadowed, na, sizeof(Rule *));
-
-                if (!n)
-                        return -ENOMEM;
-                m->shadowed = n;
-                *alloc = na;
-        }
+        if (array_grow((void **) &m->shadowed, alloc, m->n_shadowed, sizeof(Rule *)) < 0)
+                return -ENOMEM;
         m->shadowed[m->n_shadowed++] = rule;
         return 0;
 }
@@ -744,15 +737,8 @@ void match_index_stats(const MatchIndex *ix, MatchIndexStats *ret) {
 }
 
 static int cand_add(MatchIndex *ix, uint32_t rule) {
-        if (ix->n_cand == ix->alloc_cand) {
-                size_t na = ix->alloc_cand ? ix->alloc_cand * 2 : 16;
-                uint32_t *c = reallocarray(ix->cand, na, sizeof(uint32_t));
-
-                if (!c)
-                        return -ENOMEM;
-                ix->cand = c;
-                ix->alloc_cand = na;
-        }
+        if (array_grow((void **) &ix->cand, &ix->alloc_cand, ix->n_cand, sizeof(uint32_t)) < 0)
+                return -ENOMEM;
         ix->cand[ix->n_cand++] = rule;
         return 0;
 }
