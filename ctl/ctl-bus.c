@@ -21,8 +21,7 @@ int ctl_bus_connect(sd_bus **ret, char **ret_why) {
         *ret_why = NULL;
         r = sd_bus_open_system(&bus);
         if (r < 0) {
-                if (asprintf(ret_why, "latniced is not reachable: cannot connect to the system bus (%s)",
-                             strerror(-r)) < 0)
+                if (asprintf(ret_why, "cannot connect to the system bus (%s)", strerror(-r)) < 0)
                         *ret_why = NULL;
                 return r;
         }
@@ -31,7 +30,7 @@ int ctl_bus_connect(sd_bus **ret, char **ret_why) {
         if (r >= 0)
                 r = sd_bus_message_read(reply, "b", &has);
         if (r < 0 || !has) {
-                if (asprintf(ret_why, "latniced is not running (%s is not on the system bus)", LATNICE_BUS_NAME) < 0)
+                if (asprintf(ret_why, "it is not running (%s is not on the system bus)", LATNICE_BUS_NAME) < 0)
                         *ret_why = NULL;
                 return r < 0 ? r : -ESRCH;
         }
@@ -45,7 +44,7 @@ int ctl_bus_connect_or_fail(sd_bus **ret) {
         _cleanup_(freep) char *why = NULL;
 
         if (ctl_bus_connect(ret, &why) < 0) {
-                fprintf(stderr, "%s.\n", why ?: "latniced is not reachable");
+                fprintf(stderr, "Failed to connect to latniced: %s.\n", why ?: strerror(ENOMEM));
                 return CTL_EXIT_FAILURE;
         }
         return CTL_EXIT_OK;
@@ -121,12 +120,13 @@ int ctl_bus_call_for_pid(sd_bus *bus, const char *method, pid_t pid, const int32
                                   "u", (uint32_t) pid);
 }
 
+/* "Failed to WHAT: why", why from latniced where it said so. */
 static int call_failed(const char *what, const sd_bus_error *e, int r) {
         if (sd_bus_error_is_set(e)) {
-                fprintf(stderr, "%s: %s\n", what, e->message ?: e->name);
+                fprintf(stderr, "Failed to %s: %s\n", what, e->message ?: e->name);
                 return ctl_exit_from_bus_error(e);
         }
-        fprintf(stderr, "%s: %s\n", what, strerror(-r));
+        fprintf(stderr, "Failed to %s: %s\n", what, strerror(-r));
         return CTL_EXIT_FAILURE;
 }
 
@@ -145,13 +145,13 @@ int ctl_call(sd_bus *bus, const char *interface, const char *method, const char 
 int ctl_call_for_pid(sd_bus *bus, const char *method, pid_t pid, const int32_t *value, const char *what,
                      sd_bus_message **reply) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        char msg[64];
+        char msg[128];
         int r;
 
         r = ctl_bus_call_for_pid(bus, method, pid, value, &error, reply);
         if (r >= 0)
                 return CTL_EXIT_OK;
-        snprintf(msg, sizeof(msg), "PID %d%s%s", (int) pid, what ? ": " : "", what ?: "");
+        snprintf(msg, sizeof(msg), "%s PID %d", what, (int) pid);
         return call_failed(msg, &error, r);
 }
 
@@ -217,6 +217,19 @@ int ctl_bus_read_properties(sd_bus_message *reply, const CtlProperty *map, size_
 }
 
 int ctl_bad_reply(int r) {
-        fprintf(stderr, "Bad reply: %s\n", strerror(-r));
+        if (r == -ENOMEM)
+                fprintf(stderr, "Out of memory.\n"); /* systemd's log_oom() */
+        else
+                fprintf(stderr, "Failed to read latniced's reply: %s\n", strerror(-r));
         return CTL_EXIT_FAILURE;
+}
+
+int ctl_table_print(Table *t) {
+        int r = table_print(t);
+
+        if (r < 0) {
+                fprintf(stderr, "Failed to print the output: %s\n", strerror(-r));
+                return CTL_EXIT_FAILURE;
+        }
+        return CTL_EXIT_OK;
 }

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#include "ctl-table.h"
 #include "util.h"
 
 /*
@@ -34,9 +35,9 @@ int ctl_bus_call_for_pid(sd_bus *bus, const char *method, pid_t pid, const int32
                          sd_bus_message **reply);
 
 /*
- * The calls of the verbs: CTL_EXIT_OK, or they print "WHAT: why" and return
- * the exit status the error maps to. ctl_call_for_pid() says "PID N" or
- * "PID N: WHAT".
+ * The calls of the verbs: CTL_EXIT_OK, or they print "Failed to WHAT: why"
+ * and return the exit status the error maps to. WHAT is a verb phrase
+ * ("list the rules"); ctl_call_for_pid() says "Failed to WHAT PID N: why".
  */
 int ctl_call(sd_bus *bus, const char *interface, const char *method, const char *what, sd_bus_message **reply,
              const char *types, ...);
@@ -60,5 +61,7 @@ typedef struct CtlProperty {
  */
 int ctl_bus_read_properties(sd_bus_message *reply, const CtlProperty *map, size_t n, void *userdata);
 
-/* A reply that does not read as documented: says so, CTL_EXIT_FAILURE. */
+/* A reply that does not read as documented (or no memory to read it): says so, CTL_EXIT_FAILURE. */
 int ctl_bad_reply(int r);
+/* table_print(): CTL_EXIT_OK, or it says why the table did not reach standard output, CTL_EXIT_FAILURE. */
+int ctl_table_print(Table *t);

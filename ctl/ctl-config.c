@@ -250,8 +250,8 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
         }
         if (s->n_errors > 0)
                 fprintf(stderr,
-                        "Warning: %zu rule error%s, see 'latnicectl check'; explaining with the rules that loaded.\n",
-                        s->n_errors, s->n_errors == 1 ? "" : "s");
+                        "Failed to load %zu rule%s: errors in the rule files (see 'latnicectl check'), explaining "
+                        "with the rules that loaded.\n", s->n_errors, s->n_errors == 1 ? "" : "s");
 
         print_task(t);
         putchar('\n');
@@ -351,17 +351,14 @@ int ctl_explain_offline(Ctl *ctl, pid_t pid) {
 
                 proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (proc_fd < 0) {
-                        fprintf(stderr, "Cannot open /proc: %s\n", strerror(errno));
+                        fprintf(stderr, "Failed to open /proc: %m\n");
                         return CTL_EXIT_FAILURE;
                 }
                 r = proc_task_read(proc_fd, pid, PROC_ALL, &p);
-                if (r == -ESRCH) {
-                        fprintf(stderr, "No process with pid %d.\n", (int) pid);
-                        return CTL_EXIT_NO_PROCESS;
-                }
                 if (r < 0) {
-                        fprintf(stderr, "Cannot read process %d: %s\n", (int) pid, strerror(-r));
-                        return r == -EACCES || r == -EPERM ? CTL_EXIT_PERMISSION : CTL_EXIT_FAILURE;
+                        fprintf(stderr, "Failed to read PID %d: %s\n", (int) pid, strerror(-r));
+                        return r == -ESRCH ? CTL_EXIT_NO_PROCESS :
+                               r == -EACCES || r == -EPERM ? CTL_EXIT_PERMISSION : CTL_EXIT_FAILURE;
                 }
                 if (p.stat.flags & PROC_PF_KTHREAD)
                         printf("Note: %d is a kernel thread; latniced never changes kernel threads.\n", (int) pid);

@@ -85,7 +85,7 @@ static const CtlProperty status_properties[] = {
 
 typedef struct DaemonCall {
         const char *interface, *method;
-        const char *what; /* "WHAT: why" when it fails */
+        const char *what; /* "Failed to WHAT: why" when it fails */
         bool interactive; /* polkit may ask: an agent on this terminal meanwhile */
 } DaemonCall;
 
@@ -162,7 +162,7 @@ static const char status_usage[] =
 
 static int run_status(Ctl *ctl) {
         static const DaemonCall get_all = {
-                "org.freedesktop.DBus.Properties", "GetAll", "Cannot read latniced's status",
+                "org.freedesktop.DBus.Properties", "GetAll", "read latniced's status",
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(status_done) Status s = {};
@@ -176,7 +176,7 @@ static int run_status(Ctl *ctl) {
                 return r;
         r = ctl_bus_read_properties(reply, status_properties, ELEMENTSOF(status_properties), &s);
         if (r < 0) {
-                fprintf(stderr, "%s: %s\n", get_all.what, strerror(-r));
+                fprintf(stderr, "Failed to %s: %s\n", get_all.what, strerror(-r));
                 return CTL_EXIT_FAILURE;
         }
         (void) sched_ext_note(s.backend, note, sizeof(note));
@@ -252,8 +252,7 @@ static int run_status(Ctl *ctl) {
                 table_add_stringf(t, "\nRule errors (these rules were skipped):%s", errors);
         else
                 table_add_string(t, NULL);
-        r = table_print(t);
-        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
+        return ctl_table_print(t);
 }
 
 const Verb verb_status = {
@@ -271,7 +270,7 @@ static const char list_usage[] =
 
 static int run_list(Ctl *ctl) {
         static const DaemonCall list_applied = {
-                LATNICE_BUS_INTERFACE, "ListApplied", "Cannot list applied processes",
+                LATNICE_BUS_INTERFACE, "ListApplied", "list the applied processes",
         };
         static const TableColumn columns[] = {
                 { "PID", "pid", TABLE_UINT, 8 },
@@ -306,9 +305,9 @@ static int run_list(Ctl *ctl) {
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        r = table_print(t);
-        if (r < 0)
-                return ctl_bad_reply(r);
+        r = ctl_table_print(t);
+        if (r != CTL_EXIT_OK)
+                return r;
         n = table_rows(t);
         table_text(t, "\n%zu process%s.\n", n, n == 1 ? "" : "es");
         return CTL_EXIT_OK;
@@ -325,7 +324,7 @@ static const char rules_usage[] =
         "('latnicectl cat-config' shows the files on disk.) Needs latniced.\n";
 
 static int run_rules(Ctl *ctl) {
-        static const DaemonCall list_rules = { LATNICE_BUS_INTERFACE, "ListRules", "Cannot list rules" };
+        static const DaemonCall list_rules = { LATNICE_BUS_INTERFACE, "ListRules", "list the rules" };
         static const TableColumn columns[] = {
                 { NULL, "kind", TABLE_STRING },
                 { NULL, "name", TABLE_STRING },
@@ -382,9 +381,9 @@ static int run_rules(Ctl *ctl) {
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        r = table_print(t);
-        if (r < 0)
-                return ctl_bad_reply(r);
+        r = ctl_table_print(t);
+        if (r != CTL_EXIT_OK)
+                return r;
         n = table_rows(t);
         table_text(t, "%s%zu rule%s.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
         return CTL_EXIT_OK;
@@ -404,7 +403,7 @@ static const char reload_usage[] =
         "Needs root or the polkit action org.latnice1.reload.\n";
 
 static int run_reload(Ctl *ctl) {
-        static const DaemonCall reload = { LATNICE_BUS_INTERFACE, "Reload", "Reload failed", true };
+        static const DaemonCall reload = { LATNICE_BUS_INTERFACE, "Reload", "reload latniced", true };
         static const TableColumn columns[] = {
                 { "", NULL, TABLE_STRING },
                 { NULL, "rules", TABLE_UINT },
@@ -428,8 +427,7 @@ static int run_reload(Ctl *ctl) {
                           errors, errors == 1 ? "" : "s", errors ? " (see 'latnicectl status')" : "");
         table_add_uint(t, rules);
         table_add_uint(t, errors);
-        r = table_print(t);
-        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
+        return ctl_table_print(t);
 }
 
 const Verb verb_reload = {
@@ -446,9 +444,9 @@ static const char profile_usage[] =
 
 static int run_profile(Ctl *ctl) {
         static const DaemonCall set_profile = {
-                LATNICE_BUS_INTERFACE, "SetProfile", "Cannot switch the profile", true,
+                LATNICE_BUS_INTERFACE, "SetProfile", "switch the profile", true,
         };
-        static const DaemonCall list_profiles = { LATNICE_BUS_INTERFACE, "ListProfiles", "Cannot list profiles" };
+        static const DaemonCall list_profiles = { LATNICE_BUS_INTERFACE, "ListProfiles", "list the profiles" };
         static const TableColumn switched[] = {
                 { "", NULL, TABLE_STRING },
                 { NULL, "profile", TABLE_STRING },
@@ -473,8 +471,7 @@ static int run_profile(Ctl *ctl) {
                         return ctl_bad_reply(-ENOMEM);
                 table_add_stringf(t, "Switched to profile %s.", ctl->args[0]);
                 table_add_string(t, ctl->args[0]);
-                r = table_print(t);
-                return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
+                return ctl_table_print(t);
         }
 
         r = daemon_call(&list_profiles, NULL, &reply);
@@ -494,9 +491,9 @@ static int run_profile(Ctl *ctl) {
         }
         if (r < 0)
                 return ctl_bad_reply(r);
-        r = table_print(t);
-        if (r < 0)
-                return ctl_bad_reply(r);
+        r = ctl_table_print(t);
+        if (r != CTL_EXIT_OK)
+                return r;
         if (table_rows(t) == 0)
                 table_text(t, "No profiles installed.\n");
         return CTL_EXIT_OK;

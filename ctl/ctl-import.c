@@ -32,7 +32,8 @@ static int collect(const char *path, const struct stat *st, int type, struct FTW
         (void) st;
         (void) ftw;
         if (type == FTW_DNR) {
-                fprintf(stderr, "%s: cannot read the directory, skipped.\n", path);
+                /* nftw() says FTW_DNR where opendir() failed with EACCES. */
+                fprintf(stderr, "Failed to read directory %s: %s, ignoring.\n", path, strerror(EACCES));
                 return 0;
         }
         if (type != FTW_F || !is_rule_file(path))
@@ -113,12 +114,14 @@ static int run_import(Ctl *ctl) {
         for (char **d = dirs; *d; d++) {
                 struct stat st;
 
-                if (stat(*d, &st) < 0 || !S_ISDIR(st.st_mode)) {
-                        fprintf(stderr, "%s: not a directory.\n", *d);
+                r = stat(*d, &st) < 0 ? -errno : !S_ISDIR(st.st_mode) ? -ENOTDIR : 0;
+                if (r < 0) {
+                        fprintf(stderr, "Failed to read directory %s: %s\n", *d, strerror(-r));
                         return CTL_EXIT_FAILURE;
                 }
                 if (nftw(*d, collect, 16, FTW_PHYS) < 0 || found_error < 0) {
-                        fprintf(stderr, "%s: %s\n", *d, strerror(found_error < 0 ? -found_error : errno));
+                        fprintf(stderr, "Failed to read directory %s: %s\n", *d,
+                                strerror(found_error < 0 ? -found_error : errno));
                         found_files = strv_free(found_files);
                         return CTL_EXIT_FAILURE;
                 }
@@ -132,7 +135,7 @@ static int run_import(Ctl *ctl) {
                 /* One unreadable file is reported and skipped; only running out of memory stops. */
                 q = read_full_file(AT_FDCWD, *p, RULE_FILE_MAX, &buf, &size);
                 if (q < 0) {
-                        fprintf(stderr, "%s: %s, skipped.\n", *p, strerror(-q));
+                        fprintf(stderr, "Failed to read %s: %s, ignoring.\n", *p, strerror(-q));
                         continue;
                 }
                 r = ananicy_import_buffer(&imp, *p, buf, size);
@@ -171,8 +174,8 @@ static int run_import(Ctl *ctl) {
                         rule_error_format(&check->errors[i], buf, sizeof(buf));
                         fprintf(stderr, "%s\n", buf);
                 }
-                fprintf(stderr,
-                        "The result does not load as latnice rules (a bug in import-ananicy); nothing written.\n");
+                fprintf(stderr, "Failed to check the imported rules: they do not load as latnice rules (a bug in "
+                        "import-ananicy), nothing written.\n");
                 return CTL_EXIT_FAILURE;
         }
 

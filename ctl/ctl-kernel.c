@@ -37,7 +37,7 @@ static const char *permission_hint(const SchedProbe *p, int proc_fd, pid_t pid) 
 static int probe_or_fail(SchedProbe *p) {
         sched_probe(BTF_PATH, p);
         if (p->backend == BACKEND_NONE) {
-                fprintf(stderr, "This kernel cannot apply latency nice: %s\n", p->reason);
+                fprintf(stderr, "Failed to find a way to apply latency nice on this kernel: %s\n", p->reason);
                 return -EOPNOTSUPP;
         }
         return 0;
@@ -118,24 +118,25 @@ static int run_run(Ctl *ctl) {
          * setting our thread is setting the process that will exec. */
         r = sched_thread_set(&p, gettid(), ln, NULL);
         if (r == -EBUSY) {
-                fprintf(stderr, "latnicectl itself runs with a realtime or idle policy: latency nice applies to "
-                                "SCHED_OTHER/SCHED_BATCH tasks. Nothing set, not running %s.\n", command[0]);
+                fprintf(stderr, "Failed to set latency nice %d: latnicectl itself runs with a realtime or idle "
+                                "policy and latency nice applies to SCHED_OTHER/SCHED_BATCH tasks; not running %s.\n",
+                        ln, command[0]);
                 return CTL_EXIT_FAILURE;
         }
         if (r == -EPERM || r == -EACCES) {
-                fprintf(stderr, "Cannot set latency nice %d: %s. Not running %s.\n", ln,
+                fprintf(stderr, "Failed to set latency nice %d: %s; not running %s.\n", ln,
                         permission_hint(&p, -1, getpid()), command[0]);
                 return CTL_EXIT_PERMISSION;
         }
         if (r < 0) {
-                fprintf(stderr, "Cannot set latency nice %d: %s. Not running %s.\n", ln, strerror(-r),
+                fprintf(stderr, "Failed to set latency nice %d: %s; not running %s.\n", ln, strerror(-r),
                         command[0]);
                 return ctl_exit_from_errno(r);
         }
 
         if (daemon < 0)
-                fprintf(stderr, "latniced did not take latency nice %d as explicit (%s): a rule matching %s may "
-                        "replace it.\n", ln, why ?: "failed", command[0]);
+                fprintf(stderr, "Failed to have latniced take latency nice %d as explicit: %s; a rule matching %s "
+                        "may replace it, ignoring.\n", ln, why ?: "failed", command[0]);
 exec:
         execvp(command[0], command);
         r = errno;
@@ -248,8 +249,7 @@ int ctl_kernel_get(const KernelView *v, Table *t, pid_t pid) {
 
         r = proc_stat_read_pid(v->proc_fd, pid, 0, &st);
         if (r < 0) {
-                fprintf(stderr, "PID %d: %s\n", (int) pid,
-                        r == -ESRCH || r == -ENOENT ? "no such process" : strerror(-r));
+                fprintf(stderr, "Failed to read PID %d: %s\n", (int) pid, strerror(r == -ENOENT ? ESRCH : -r));
                 return ctl_exit_from_errno(r);
         }
         (void) sched_thread_get(&v->probe, pid, &main_thread);
@@ -268,13 +268,13 @@ int ctl_kernel_get(const KernelView *v, Table *t, pid_t pid) {
         threads = table_new(kernel_thread_columns, ELEMENTSOF(kernel_thread_columns), table_is_json(t));
         if (!threads) {
                 table_add_json(t, NULL);
-                fprintf(stderr, "PID %d: %s\n", (int) pid, strerror(ENOMEM));
+                fprintf(stderr, "Out of memory.\n");
                 return CTL_EXIT_FAILURE;
         }
         n = proc_list_tasks(v->proc_fd, pid, &tids);
         if (n < 0) {
                 table_add_json(t, json_object_new_array()); /* gone meanwhile: no threads */
-                fprintf(stderr, "PID %d: cannot list threads: %s\n", (int) pid,
+                fprintf(stderr, "Failed to list the threads of PID %d: %s\n", (int) pid,
                         n == -ESRCH ? "process exited" : strerror(-n));
                 return ctl_exit_from_errno(n);
         }
@@ -283,7 +283,7 @@ int ctl_kernel_get(const KernelView *v, Table *t, pid_t pid) {
         r = table_finish(threads, &j);
         table_add_json(t, j);
         if (r < 0) {
-                fprintf(stderr, "PID %d: %s\n", (int) pid, strerror(-r));
+                fprintf(stderr, "Failed to read the threads of PID %d: %s\n", (int) pid, strerror(-r));
                 return CTL_EXIT_FAILURE;
         }
         return CTL_EXIT_OK;
@@ -298,33 +298,34 @@ static int set_one(const SchedProbe *p, int proc_fd, pid_t pid, int ln) {
 
         r = proc_stat_read_pid(proc_fd, pid, 0, &st);
         if (r < 0) {
-                fprintf(stderr, "PID %d: %s, nothing applied.\n", (int) pid,
+                fprintf(stderr, "Failed to set latency nice on PID %d: %s\n", (int) pid,
                         r == -ESRCH ? "no such process" : strerror(-r));
                 return ctl_exit_from_errno(r);
         }
         comm_printable(st.comm);
         if (st.flags & PROC_PF_KTHREAD) {
-                fprintf(stderr, "PID %d (%s): kernel thread, refused.\n", (int) pid, st.comm);
+                fprintf(stderr, "Failed to set latency nice on PID %d (%s): a kernel thread, refused.\n", (int) pid,
+                        st.comm);
                 return CTL_EXIT_FAILURE;
         }
         if (st.state == 'Z' && st.num_threads <= 1) {
-                fprintf(stderr, "PID %d (%s): zombie (exited, not yet reaped), nothing to apply.\n", (int) pid,
-                        st.comm);
+                fprintf(stderr, "Failed to set latency nice on PID %d (%s): a zombie (exited, not yet reaped).\n",
+                        (int) pid, st.comm);
                 return CTL_EXIT_NO_PROCESS;
         }
 
         r = sched_apply_process(p, proc_fd, pid, st.start_time, ln, THREADS_ALL, false, &res);
         if (r == -ESRCH) {
-                fprintf(stderr, "PID %d (%s): exited, nothing applied.\n", (int) pid, st.comm);
+                fprintf(stderr, "Failed to set latency nice on PID %d (%s): it exited.\n", (int) pid, st.comm);
                 return CTL_EXIT_NO_PROCESS;
         }
         if (r == -EPERM || r == -EACCES) {
-                fprintf(stderr, "PID %d (%s): %s, nothing applied.\n", (int) pid, st.comm,
+                fprintf(stderr, "Failed to set latency nice on PID %d (%s): %s\n", (int) pid, st.comm,
                         permission_hint(p, proc_fd, pid));
                 return CTL_EXIT_PERMISSION;
         }
         if (r < 0) {
-                fprintf(stderr, "PID %d (%s): %s, nothing applied.\n", (int) pid, st.comm, strerror(-r));
+                fprintf(stderr, "Failed to set latency nice on PID %d (%s): %s\n", (int) pid, st.comm, strerror(-r));
                 return ctl_exit_from_errno(r);
         }
 
@@ -353,8 +354,8 @@ static int set_one(const SchedProbe *p, int proc_fd, pid_t pid, int ln) {
                 printf(", %u exited meanwhile", res.n_gone);
         printf(".\n");
         if (res.n_failed > 0) {
-                fprintf(stderr, "PID %d (%s): PARTIAL: %u thread%s kept the old value: %s.\n", (int) pid, st.comm,
-                        res.n_failed, res.n_failed == 1 ? "" : "s",
+                fprintf(stderr, "Failed to set latency nice on %u thread%s of PID %d (%s): %s.\n",
+                        res.n_failed, res.n_failed == 1 ? "" : "s", (int) pid, st.comm,
                         res.first_error == -EPERM ? permission_hint(p, proc_fd, pid) :
                                                     strerror(-res.first_error));
                 return ctl_exit_from_errno(res.first_error);
@@ -371,7 +372,7 @@ int ctl_kernel_set(Ctl *ctl, const pid_t *pids, int n_pids) {
                 return CTL_EXIT_UNSUPPORTED;
         proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (proc_fd < 0) {
-                fprintf(stderr, "Cannot open /proc: %m\n");
+                fprintf(stderr, "Failed to open /proc: %m\n");
                 return CTL_EXIT_FAILURE;
         }
         for (int i = 0; i < n_pids; i++) {
@@ -386,7 +387,7 @@ int ctl_kernel_set(Ctl *ctl, const pid_t *pids, int n_pids) {
 int ctl_kernel_view_open(const Table *t, KernelView *ret) {
         ret->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (ret->proc_fd < 0) {
-                fprintf(stderr, "Cannot open /proc: %m\n");
+                fprintf(stderr, "Failed to open /proc: %m\n");
                 return -errno;
         }
         sched_probe(BTF_PATH, &ret->probe);

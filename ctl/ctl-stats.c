@@ -234,6 +234,7 @@ static const TableColumn class_columns[] = {
         { "", NULL, TABLE_STRING }, /* the class drawn */
 };
 
+/* The collection as text or JSON: an exit status, having said what failed. */
 static int print_stats(const Ctl *ctl, const CtlStats *s) {
         _cleanup_(table_freep) Table *t = NULL, *classes = NULL;
         _cleanup_(freep) char *head = NULL, *tail = NULL;
@@ -247,12 +248,12 @@ static int print_stats(const Ctl *ctl, const CtlStats *s) {
         t = table_new_vertical(stats_columns, ELEMENTSOF(stats_columns), ctl->json);
         classes = table_new(class_columns, ELEMENTSOF(class_columns), ctl->json);
         if (!t || !classes)
-                return -ENOMEM;
+                return ctl_bad_reply(-ENOMEM);
         table_set_header(classes, false);
 
         f = open_memstream(&head, &size);
         if (!f)
-                return -ENOMEM;
+                return ctl_bad_reply(-ENOMEM);
         fprintf(f, "Wakeup latency (woken -> running on a CPU) and involuntary preemptions, measured in the kernel "
                 "for %.1f s (%s hooks).\n", (double) s->duration_usec / 1e6, s->hook);
         fprintf(f, "Percentiles are estimated inside their log2 bucket.\n");
@@ -296,12 +297,12 @@ static int print_stats(const Ctl *ctl, const CtlStats *s) {
         }
         r = table_finish(classes, &j);
         if (r < 0)
-                return r;
+                return ctl_bad_reply(r);
         table_add_json(t, j);
 
         f = open_memstream(&tail, &size);
         if (!f)
-                return -ENOMEM;
+                return ctl_bad_reply(-ENOMEM);
         if (!any)
                 fprintf(f, "No process of %s had a value from latniced during the collection.\n\n",
                         ctl->rules ? "the rules named" : "any rule");
@@ -315,7 +316,7 @@ static int print_stats(const Ctl *ctl, const CtlStats *s) {
                         fprintf(f, "Rule %s: no process of it had its value during the collection.\n", *rule);
         }
         table_add_string(t, memstream_text(f, &tail));
-        return table_print(t);
+        return ctl_table_print(t);
 }
 
 /* "10", "10s", "1m": whole seconds; -EINVAL for anything else, -ERANGE out of 1..60. */
@@ -388,19 +389,14 @@ static int run_stats(Ctl *ctl) {
         r = sd_bus_call(bus, call, ((uint64_t) seconds + 120) * 1000000, &error, &reply);
         ctl_polkit_agent_close(agent);
         if (r < 0) {
-                if (sd_bus_error_is_set(&error) && error.message)
-                        fprintf(stderr, "%s\n", error.message);
-                else
-                        fprintf(stderr, "Cannot collect scheduler statistics: %s\n", strerror(-r));
+                fprintf(stderr, "Failed to collect scheduler statistics: %s\n",
+                        sd_bus_error_is_set(&error) && error.message ? error.message : strerror(-r));
                 return sd_bus_error_is_set(&error) ? ctl_exit_from_bus_error(&error) : ctl_exit_from_errno(r);
         }
         r = ctl_stats_read(reply, &s);
         if (r < 0)
                 return ctl_bad_reply(r);
-        r = print_stats(ctl, &s);
-        if (r < 0)
-                return ctl_bad_reply(r);
-        return CTL_EXIT_OK;
+        return print_stats(ctl, &s);
 }
 
 const Verb verb_stats = {

@@ -55,7 +55,7 @@ static int get_one_online(sd_bus *bus, Table *t, pid_t pid, bool first) {
         char note[512];
         int r, k;
 
-        r = ctl_call_for_pid(bus, "GetTask", pid, NULL, NULL, &reply);
+        r = ctl_call_for_pid(bus, "GetTask", pid, NULL, "get the latency nice of", &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_read(reply, "sisssst", &comm, &value, &set_by, &rule, &ref, &backend, &start_time);
@@ -160,9 +160,9 @@ static int run_get(Ctl *ctl) {
                 else if (rc == CTL_EXIT_OK)
                         rc = k;
         }
-        r = table_print(t);
-        if (r < 0)
-                return ctl_bad_reply(r);
+        r = ctl_table_print(t);
+        if (r != CTL_EXIT_OK)
+                return r;
         return rc;
 }
 
@@ -224,7 +224,7 @@ static int run_set(Ctl *ctl) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 uint32_t applied = 0, threads = 0;
 
-                r = ctl_call_for_pid(bus, "SetLatencyNice", pids[i], &ln, "nothing applied", &reply);
+                r = ctl_call_for_pid(bus, "SetLatencyNice", pids[i], &ln, "set latency nice on", &reply);
                 if (r == CTL_EXIT_OK) {
                         int k = sd_bus_message_read(reply, "uu", &applied, &threads);
 
@@ -245,9 +245,9 @@ static int run_set(Ctl *ctl) {
                 table_add_uint(t, threads);
         }
         ctl_polkit_agent_close(agent);
-        r = table_print(t);
-        if (r < 0)
-                return ctl_bad_reply(r);
+        r = ctl_table_print(t);
+        if (r != CTL_EXIT_OK)
+                return r;
         return rc;
 }
 
@@ -357,7 +357,7 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         char note[512];
         int r;
 
-        r = ctl_call_for_pid(bus, "Explain", pid, NULL, NULL, &reply);
+        r = ctl_call_for_pid(bus, "Explain", pid, NULL, "explain", &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         /* a{ss} reads as a flat strv of key, value, ... */
@@ -462,8 +462,7 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         table_add_string(t, note);
         table_add_string(t, "latniced");
         table_add_string(t, "(the rules latniced is running; --root=/ explains with the files on disk)");
-        r = table_print(t);
-        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
+        return ctl_table_print(t);
 }
 
 static const char explain_usage[] =
@@ -494,7 +493,7 @@ static int run_explain(Ctl *ctl) {
         /* "explain 1234" is what people type: accept a bare pid. */
         if (last_pid) {
                 if (parse_pid(*last_pid, &pid) < 0) {
-                        fprintf(stderr, "Invalid pid '%s': expected a positive number.\n", *last_pid);
+                        fprintf(stderr, "Invalid PID '%s': must be a positive integer.\n", *last_pid);
                         return CTL_EXIT_USAGE;
                 }
         } else if (ctl->n_args == 1 && parse_pid(ctl->args[0], &pid) >= 0)

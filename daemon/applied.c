@@ -70,15 +70,9 @@ int applied_table_put(AppliedTable *t, AppliedProcess *e) {
         r = pid_index_reserve(&t->index, t->entries, t->n_entries);
         if (r < 0)
                 return r;
-        if (t->n_entries >= t->alloc_entries) {
-                size_t n = t->alloc_entries ? t->alloc_entries * 2 : 8;
-                AppliedProcess *ne = reallocarray(t->entries, n, sizeof(AppliedProcess));
-
-                if (!ne)
-                        return -ENOMEM;
-                t->entries = ne;
-                t->alloc_entries = n;
-        }
+        r = array_grow((void **) &t->entries, &t->alloc_entries, t->n_entries, sizeof(AppliedProcess));
+        if (r < 0)
+                return r;
         t->entries[t->n_entries] = *e;
         e->rule = e->rule_name = NULL;
         pid_index_set(&t->index, t->entries, e->pid, (uint32_t) t->n_entries++);

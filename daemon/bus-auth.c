@@ -18,6 +18,25 @@
 #include "latnice/dbus.h"
 #include "util.h"
 
+/* The lookups and the polkit checks are doubly linked lists (prev, next) with a head in BusAuth. */
+#define LIST_PREPEND(head, item)                         \
+        do {                                             \
+                (item)->prev = NULL;                     \
+                (item)->next = (head);                   \
+                if (head)                                \
+                        (head)->prev = (item);           \
+                (head) = (item);                         \
+        } while (0)
+#define LIST_REMOVE(head, item)                          \
+        do {                                             \
+                if ((item)->prev)                        \
+                        (item)->prev->next = (item)->next; \
+                else if ((head) == (item))               \
+                        (head) = (item)->next;           \
+                if ((item)->next)                        \
+                        (item)->next->prev = (item)->prev; \
+        } while (0)
+
 #define CACHE_SIZE 128
 #define LOOKUPS_MAX 256          /* identity lookups in flight */
 #define CALLS_PER_LOOKUP_MAX 32  /* calls of one sender waiting for its identity */
@@ -97,12 +116,7 @@ static void cache_put(BusAuth *a, const char *name, const BusCaller *c) {
 static void lookup_free(Lookup *l, int r, const char *why) {
         BusAuth *a = l->auth;
 
-        if (l->prev)
-                l->prev->next = l->next;
-        else if (a->lookups == l)
-                a->lookups = l->next;
-        if (l->next)
-                l->next->prev = l->prev;
+        LIST_REMOVE(a->lookups, l);
         a->n_lookups--;
         while (l->calls) {
                 WaitingCall *w = l->calls;
@@ -245,10 +259,7 @@ int bus_auth_with_caller(BusAuth *a, sd_bus_message *call, BusCallerHandler hand
                         free(l);
                         return r;
                 }
-                l->next = a->lookups;
-                if (a->lookups)
-                        a->lookups->prev = l;
-                a->lookups = l;
+                LIST_PREPEND(a->lookups, l);
                 a->n_lookups++;
         }
         if (l->n_calls >= CALLS_PER_LOOKUP_MAX)
@@ -283,12 +294,7 @@ static PolkitCheck *check_free(PolkitCheck *q) {
                 return NULL;
         a = q->auth;
         if (a) {
-                if (q->prev)
-                        q->prev->next = q->next;
-                else if (a->checks == q)
-                        a->checks = q->next;
-                if (q->next)
-                        q->next->prev = q->prev;
+                LIST_REMOVE(a->checks, q);
                 a->n_checks--;
         }
         sd_bus_slot_unref(q->slot);
@@ -413,10 +419,7 @@ int bus_auth_polkit(BusAuth *a, sd_bus_message *call, const BusCaller *caller, c
                 return r;
         }
         q->auth = a;
-        q->next = a->checks;
-        if (a->checks)
-                a->checks->prev = q;
-        a->checks = q;
+        LIST_PREPEND(a->checks, q);
         a->n_checks++;
         return 1;
 }

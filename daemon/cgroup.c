@@ -357,15 +357,8 @@ static int read_procs(int dir_fd, PidList *l) {
                 *nl = 0;
                 /* 0: a process in another pid namespace; skip it and garbage */
                 if (parse_pid(p, &pid) >= 0) {
-                        if (l->n >= l->alloc) {
-                                size_t na = l->alloc ? l->alloc * 2 : 64;
-                                pid_t *np = reallocarray(l->pids, na, sizeof(pid_t));
-
-                                if (!np)
-                                        return -ENOMEM;
-                                l->pids = np;
-                                l->alloc = na;
-                        }
+                        if (array_grow((void **) &l->pids, &l->alloc, l->n, sizeof(pid_t)) < 0)
+                                return -ENOMEM;
                         l->pids[l->n++] = pid;
                 }
                 p = last ? nl : nl + 1;

@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf-reason.h"
 #include "exec-bpf.h"
 #include "exec.skel.h"
 #include "util.h"
@@ -118,14 +119,7 @@ int exec_bpf_new(const ExecBpfOptions *o, exec_bpf_handler_t handler, void *user
         if (o->force_tracepoint || r_btf < 0) {
                 r = try_load(b, o, false);
                 if (r < 0) {
-                        /* libbpf finds a tracepoint's id in tracefs: say so when that is what is missing. */
-                        bool no_tracefs = r == -ENOENT && access("/sys/kernel/tracing/events", F_OK) < 0 &&
-                                          access("/sys/kernel/debug/tracing/events", F_OK) < 0;
-
-                        if (asprintf(ret_reason, "cannot load the BPF exec watcher (tp_btf: %s; tracepoint: %s%s)",
-                                     r_btf < 0 ? strerror(-r_btf) : "not tried", strerror(-r),
-                                     no_tracefs ? ", tracefs is not mounted at /sys/kernel/tracing" : "") < 0)
-                                *ret_reason = NULL;
+                        bpf_load_reason("cannot load the BPF exec watcher", r_btf, r, ret_reason);
                         return r;
                 }
                 if (r_btf < 0 && asprintf(ret_reason, "tp_btf unavailable (%s), using the plain tracepoint",
@@ -503,15 +497,8 @@ int exec_bpf_inherited_list(ExecBpf *b, ExecBpfInherited **ret) {
                 r = bpf_map_get_next_key(fd, &key, &next);
                 if (bpf_map_lookup_elem(fd, &key, &value) < 0)
                         continue;
-                if (n >= alloc) {
-                        size_t a = alloc ? alloc * 2 : 64;
-                        ExecBpfInherited *nv = reallocarray(v, a, sizeof(ExecBpfInherited));
-
-                        if (!nv)
-                                return -ENOMEM;
-                        v = nv;
-                        alloc = a;
-                }
+                if (array_grow((void **) &v, &alloc, n, sizeof(ExecBpfInherited)) < 0)
+                        return -ENOMEM;
                 inherited_from_value(key, &value, &v[n++]);
         }
         if (r < 0 && errno != ENOENT)

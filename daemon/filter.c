@@ -136,15 +136,8 @@ void filter_names_count(const FilterName *names, size_t n, size_t *ret_exact, si
 
 static int add_names(FilterName **list, size_t *n, size_t *alloc, char * const *values, size_t max, bool exe) {
         for (char * const *v = values; *v; v++) {
-                if (*n == *alloc) {
-                        size_t na = *alloc ? *alloc * 2 : 64;
-                        FilterName *nl = reallocarray(*list, na, sizeof(FilterName));
-
-                        if (!nl)
-                                return -ENOMEM;
-                        *list = nl;
-                        *alloc = na;
-                }
+                if (array_grow((void **) list, alloc, *n, sizeof(FilterName)) < 0)
+                        return -ENOMEM;
                 (void) value_expressible(*v, max, exe, &(*list)[*n]);
                 (*n)++;
         }

@@ -162,6 +162,16 @@ static int property_get_foreground(sd_bus *bus, const char *path, const char *in
         return s ? sd_bus_message_append(reply, "s", s) : -ENOMEM;
 }
 
+/* Each method that names a process has a pid and a pidfd ("...ByPIDFD") form: one reply for both. */
+#define GET_TASK_RESULT                                                                                    \
+        SD_BUS_RESULT("s", comm, "i", latency_nice, "s", set_by, "s", rule, "s", rule_ref, "s", backend, "t", \
+                      start_time, "a(ussiitb)", threads)
+#define EXPLAIN_RESULT                                                                                        \
+        SD_BUS_RESULT("a{ss}", task, "s", how, "(sssui)", rule, "as", because, "a(sssui)", shadowed, "(sssui)", \
+                      unit_rule)
+#define SET_LATENCY_NICE_RESULT SD_BUS_RESULT("u", threads_applied, "u", threads)
+#define SET_FOREGROUND_RESULT SD_BUS_RESULT("u", processes)
+
 /*
  * Properties without EMITS_CHANGE are counters: read them when you need them
  * (introspection says EmitsChangedSignal=false for those, const for the
@@ -204,13 +214,11 @@ static const sd_bus_vtable manager_vtable[] = {
 
         SD_BUS_METHOD_WITH_ARGS("GetTask",
                                 SD_BUS_ARGS("u", pid),
-                                SD_BUS_RESULT("s", comm, "i", latency_nice, "s", set_by, "s", rule, "s", rule_ref,
-                                              "s", backend, "t", start_time, "a(ussiitb)", threads),
+                                GET_TASK_RESULT,
                                 method_get_task, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetTaskByPIDFD",
                                 SD_BUS_ARGS("h", pidfd),
-                                SD_BUS_RESULT("s", comm, "i", latency_nice, "s", set_by, "s", rule, "s", rule_ref,
-                                              "s", backend, "t", start_time, "a(ussiitb)", threads),
+                                GET_TASK_RESULT,
                                 method_get_task_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListApplied",
                                 SD_BUS_NO_ARGS,
@@ -218,13 +226,11 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_list_applied, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Explain",
                                 SD_BUS_ARGS("u", pid),
-                                SD_BUS_RESULT("a{ss}", task, "s", how, "(sssui)", rule, "as", because,
-                                              "a(sssui)", shadowed, "(sssui)", unit_rule),
+                                EXPLAIN_RESULT,
                                 method_explain, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ExplainByPIDFD",
                                 SD_BUS_ARGS("h", pidfd),
-                                SD_BUS_RESULT("a{ss}", task, "s", how, "(sssui)", rule, "as", because,
-                                              "a(sssui)", shadowed, "(sssui)", unit_rule),
+                                EXPLAIN_RESULT,
                                 method_explain_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListRules",
                                 SD_BUS_NO_ARGS,
@@ -244,19 +250,19 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_set_profile, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetLatencyNice",
                                 SD_BUS_ARGS("u", pid, "i", latency_nice),
-                                SD_BUS_RESULT("u", threads_applied, "u", threads),
+                                SET_LATENCY_NICE_RESULT,
                                 method_set_latency_nice, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetLatencyNiceByPIDFD",
                                 SD_BUS_ARGS("h", pidfd, "i", latency_nice),
-                                SD_BUS_RESULT("u", threads_applied, "u", threads),
+                                SET_LATENCY_NICE_RESULT,
                                 method_set_latency_nice_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetForeground",
                                 SD_BUS_ARGS("u", pid),
-                                SD_BUS_RESULT("u", processes),
+                                SET_FOREGROUND_RESULT,
                                 method_set_foreground, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetForegroundByPIDFD",
                                 SD_BUS_ARGS("h", pidfd),
-                                SD_BUS_RESULT("u", processes),
+                                SET_FOREGROUND_RESULT,
                                 method_set_foreground_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_METHOD_WITH_ARGS("CollectStats",

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "manager-decide.h"
 #include "manager-inherited.h"
+#include "manager-sources-internal.h"
 #include "manager-sources.h"
 #include "manager-threads.h"
 #include "proc.h"
@@ -106,7 +107,7 @@ static int cgroup_id_to_path(Manager *m, uint64_t id, char **ret) {
 
 static void manager_arm_rename_sweep(Manager *m);
 
-static int manager_on_bpf_record(void *userdata, const void *data, size_t size) {
+int manager_on_bpf_record(void *userdata, const void *data, size_t size) {
         static ExecEventBuf buf;
         static char exe_link[LATNICE_EXE_LEN + LATNICE_EXE_BASE_LEN + 2];
         Manager *m = userdata;
@@ -422,7 +423,7 @@ static int manager_on_bpf(sd_event_source *s, int fd, uint32_t revents, void *us
 
 /* ---- the netlink source ----------------------------------------------- */
 
-static int manager_on_netlink_event(void *userdata, NetlinkEventType type, pid_t pid, pid_t tid) {
+int manager_on_netlink_event(void *userdata, NetlinkEventType type, pid_t pid, pid_t tid) {
         Manager *m = userdata;
         int r;
 

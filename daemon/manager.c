@@ -93,28 +93,25 @@ static int manager_sched_self(Manager *m, bool fifo) {
         return latnice_sched_setattr(0, &a, 0) < 0 ? -errno : 0;
 }
 
-void manager_leave_realtime(Manager *m) {
+/* SCHED_FIFO on or off for the loop's thread, where it is not already so (and on only if it was granted). */
+static void manager_switch_realtime(Manager *m, bool on) {
         int r;
 
-        if (!m->rt_on)
+        if (m->rt_on == on || (on && !m->realtime))
                 return;
-        r = manager_sched_self(m, false);
+        r = manager_sched_self(m, on);
         if (r < 0)
-                log_debug_errno(r, "Failed to leave SCHED_FIFO: %m");
+                log_debug_errno(r, on ? "Failed to go back to SCHED_FIFO: %m" : "Failed to leave SCHED_FIFO: %m");
         else
-                m->rt_on = false;
+                m->rt_on = on;
+}
+
+void manager_leave_realtime(Manager *m) {
+        manager_switch_realtime(m, false);
 }
 
 static void manager_enter_realtime(Manager *m) {
-        int r;
-
-        if (!m->realtime || m->rt_on)
-                return;
-        r = manager_sched_self(m, true);
-        if (r < 0)
-                log_debug_errno(r, "Failed to go back to SCHED_FIFO: %m");
-        else
-                m->rt_on = true;
+        manager_switch_realtime(m, true);
 }
 
 /* The exec sources' prepare callback: runs before every sleep of the loop. */

@@ -360,17 +360,22 @@ static int match_result_add(MatchResult *m, size_t *alloc, const Rule *rule, boo
                 m->rule = rule;
                 return want_shadowed ? 0 : 1;
         }
-        if (m->n_shadowed >= *alloc) {
-                size_t na = *alloc ? *alloc * 2 : 8;
-                const Rule **n = reallocarray(m->shadowed, na, sizeof(Rule *));
-
-                if (!n)
-                        return -ENOMEM;
-                m->shadowed = n;
-                *alloc = na;
-        }
+        if (array_grow((void **) &m->shadowed, alloc, m->n_shadowed, sizeof(Rule *)) < 0)
+                return -ENOMEM;
         m->shadowed[m->n_shadowed++] = rule;
         return 0;
+}
+
+/* rule tried on t and added if it matches: 1 done (no more wanted), 0 go on, < 0 failed (*m emptied). */
+static int match_result_try(MatchResult *m, size_t *alloc, const Rule *rule, const TaskInfo *t, bool want_shadowed) {
+        int r;
+
+        if (!match_rule(rule, t, NULL))
+                return 0;
+        r = match_result_add(m, alloc, rule, want_shadowed);
+        if (r < 0)
+                match_result_done(m);
+        return r;
 }
 
 int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchResult *ret) {
@@ -381,13 +386,11 @@ int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchRes
         for (size_t i = 0; i < s->n_rules; i++) {
                 const Rule *q = &s->rules[i];
 
-                if (q->kind != RULE_PROCESS || !match_rule(q, t, NULL))
+                if (q->kind != RULE_PROCESS)
                         continue;
-                k = match_result_add(&m, &alloc, q, want_shadowed);
-                if (k < 0) {
-                        match_result_done(&m);
+                k = match_result_try(&m, &alloc, q, t, want_shadowed);
+                if (k < 0)
                         return k;
-                }
                 if (k > 0)
                         break;
         }
@@ -734,15 +737,8 @@ void match_index_stats(const MatchIndex *ix, MatchIndexStats *ret) {
 }
 
 static int cand_add(MatchIndex *ix, uint32_t rule) {
-        if (ix->n_cand == ix->alloc_cand) {
-                size_t na = ix->alloc_cand ? ix->alloc_cand * 2 : 16;
-                uint32_t *c = reallocarray(ix->cand, na, sizeof(uint32_t));
-
-                if (!c)
-                        return -ENOMEM;
-                ix->cand = c;
-                ix->alloc_cand = na;
-        }
+        if (array_grow((void **) &ix->cand, &ix->alloc_cand, ix->n_cand, sizeof(uint32_t)) < 0)
+                return -ENOMEM;
         ix->cand[ix->n_cand++] = rule;
         return 0;
 }
@@ -864,13 +860,9 @@ int match_index_task(MatchIndex *ix, const TaskInfo *t, bool want_shadowed, Matc
         for (size_t c = 0; c < ix->n_cand; c++) {
                 const Rule *rule = &ix->set->rules[ix->cand[c]];
 
-                if (!match_rule(rule, t, NULL))
-                        continue;
-                r = match_result_add(&m, &alloc, rule, want_shadowed);
-                if (r < 0) {
-                        match_result_done(&m);
+                r = match_result_try(&m, &alloc, rule, t, want_shadowed);
+                if (r < 0)
                         return r;
-                }
                 if (r > 0)
                         break;
         }

@@ -440,16 +440,9 @@ static int list_numeric(int dir_fd, const char *path, pid_t **ret) {
 
                 if (parse_pid(de->d_name, &pid) < 0)
                         continue;
-                if (n >= alloc) {
-                        pid_t *nv;
-
-                        alloc = alloc ? alloc * 2 : 64;
-                        nv = reallocarray(v, alloc, sizeof(pid_t));
-                        if (!nv) {
-                                closedir(d);
-                                return -ENOMEM;
-                        }
-                        v = nv;
+                if (array_grow((void **) &v, &alloc, n, sizeof(pid_t)) < 0) {
+                        closedir(d);
+                        return -ENOMEM;
                 }
                 v[n++] = pid;
         }

@@ -402,15 +402,8 @@ static int list_tasks(int pid_dir_fd, pid_t **ret) {
                         off += de->d_reclen;
                         if (parse_pid(de->d_name, &tid) < 0)
                                 continue;
-                        if (n >= alloc) {
-                                pid_t *nv;
-
-                                alloc = alloc ? alloc * 2 : 32;
-                                nv = reallocarray(v, alloc, sizeof(pid_t));
-                                if (!nv)
-                                        return -ENOMEM;
-                                v = nv;
-                        }
+                        if (array_grow((void **) &v, &alloc, n, sizeof(pid_t)) < 0)
+                                return -ENOMEM;
                         v[n++] = tid;
                 }
         }

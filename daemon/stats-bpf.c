@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bpf-reason.h"
 #include "stats-bpf.h"
 #include "stats.skel.h"
 #include "util.h"
@@ -95,14 +96,7 @@ int stats_bpf_new(const StatsBpfOptions *o, StatsBpf **ret, char **ret_reason) {
         }
         r = try_load(b, o, false);
         if (r < 0) {
-                /* libbpf finds a tracepoint's id in tracefs: say so when that is what is missing. */
-                bool no_tracefs = r == -ENOENT && access("/sys/kernel/tracing/events", F_OK) < 0 &&
-                                  access("/sys/kernel/debug/tracing/events", F_OK) < 0;
-
-                if (asprintf(ret_reason, "its BPF programs do not attach (tp_btf: %s; tracepoint: %s%s)",
-                             r_btf < 0 ? strerror(-r_btf) : "not tried", strerror(-r),
-                             no_tracefs ? ", tracefs is not mounted at /sys/kernel/tracing" : "") < 0)
-                        *ret_reason = NULL;
+                bpf_load_reason("its BPF programs do not attach", r_btf, r, ret_reason);
                 return r;
         }
         *ret = TAKE_PTR(b);
@@ -115,31 +109,21 @@ const char *stats_bpf_hook(const StatsBpf *b) {
 
 int stats_bpf_set_class(StatsBpf *b, pid_t pid, int pidfd, uint32_t cls) {
         bool btf = b->hook[0] == 't' && b->hook[1] == 'p' && b->hook[2] == '_';
-        uint32_t old;
+        uint32_t old, tgid = (uint32_t) pid;
+        const void *key;
         int fd, r;
 
         if (cls >= b->n_classes)
                 return -EINVAL;
-        if (btf) {
-                /* Task storage is keyed by a pidfd: the very process, whatever happens to its pid. */
-                fd = bpf_map__fd(b->skel->maps.task_class);
-                if (cls == LATNICE_STATS_CLASS_OTHER)
-                        r = bpf_map_delete_elem(fd, &pidfd);
-                else if (bpf_map_lookup_elem(fd, &pidfd, &old) == 0 && old == cls)
-                        return 0;
-                else
-                        r = bpf_map_update_elem(fd, &pidfd, &cls, BPF_ANY);
-        } else {
-                uint32_t key = (uint32_t) pid;
-
-                fd = bpf_map__fd(b->skel->maps.tgid_class);
-                if (cls == LATNICE_STATS_CLASS_OTHER)
-                        r = bpf_map_delete_elem(fd, &key);
-                else if (bpf_map_lookup_elem(fd, &key, &old) == 0 && old == cls)
-                        return 0;
-                else
-                        r = bpf_map_update_elem(fd, &key, &cls, BPF_ANY);
-        }
+        /* Task storage (tp_btf) is keyed by a pidfd: the very process, whatever happens to its pid; else the tgid. */
+        fd = bpf_map__fd(btf ? b->skel->maps.task_class : b->skel->maps.tgid_class);
+        key = btf ? (const void *) &pidfd : (const void *) &tgid;
+        if (cls == LATNICE_STATS_CLASS_OTHER)
+                r = bpf_map_delete_elem(fd, key);
+        else if (bpf_map_lookup_elem(fd, key, &old) == 0 && old == cls)
+                return 0;
+        else
+                r = bpf_map_update_elem(fd, key, &cls, BPF_ANY);
         if (r < 0 && errno == ENOENT && cls == LATNICE_STATS_CLASS_OTHER)
                 return 0; /* was not in a class */
         return r < 0 ? -errno : 1;

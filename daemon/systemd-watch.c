@@ -354,6 +354,14 @@ static int watch_set_owner(SystemdWatch *w, const char *owner) {
         return watch_start(w);
 }
 
+/* What GetNameOwner or NameOwnerChanged said: followed, or offline with the reason. */
+static void watch_take_owner(SystemdWatch *w, const char *owner) {
+        int r = watch_set_owner(w, owner);
+
+        if (r < 0)
+                watch_set_state(w, SYSTEMD_WATCH_OFFLINE, r, "cannot talk to systemd");
+}
+
 static int watch_on_get_owner(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         SystemdWatch *w = userdata;
         const char *owner;
@@ -374,9 +382,7 @@ static int watch_on_get_owner(sd_bus_message *reply, void *userdata, sd_bus_erro
                 watch_set_state(w, SYSTEMD_WATCH_OFFLINE, r, "cannot parse GetNameOwner's reply");
                 return 0;
         }
-        r = watch_set_owner(w, owner);
-        if (r < 0)
-                watch_set_state(w, SYSTEMD_WATCH_OFFLINE, r, "cannot talk to systemd");
+        watch_take_owner(w, owner);
         return 0;
 }
 
@@ -385,7 +391,6 @@ static int watch_on_get_owner(sd_bus_message *reply, void *userdata, sd_bus_erro
 static int watch_on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         SystemdWatch *w = userdata;
         const char *name, *old, *new;
-        int r;
 
         if (sd_bus_message_read(m, "sss", &name, &old, &new) < 0 || strcmp(name, SD_DEST) != 0)
                 return 0;
@@ -394,9 +399,7 @@ static int watch_on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus
                 return 0;
         if (!isempty(new) && w->owner)
                 (void) watch_set_owner(w, NULL);
-        r = watch_set_owner(w, new);
-        if (r < 0)
-                watch_set_state(w, SYSTEMD_WATCH_OFFLINE, r, "cannot talk to systemd");
+        watch_take_owner(w, new);
         return 0;
 }
 
@@ -458,6 +461,22 @@ static void call_free(PendingCall *c) {
         free(c);
 }
 
+/* r from starting c's method call: 0 once it did, else c goes and r is returned. */
+static int call_started(PendingCall *c, int r) {
+        if (r < 0) {
+                call_free(c);
+                return r;
+        }
+        return 0;
+}
+
+/* A call for the watch's users: only while systemd is on the bus. */
+static int call_new_connected(SystemdWatch *w, const char *name, PendingCall **ret) {
+        if (!w || !w->owner)
+                return -ENOTCONN;
+        return call_new(w, name, ret);
+}
+
 static int watch_on_get_unit(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         PendingCall *c = userdata;
         SystemdWatch *w = c->watch;
@@ -490,9 +509,7 @@ static int watch_get_unit(SystemdWatch *w, const char *name, bool verify_removed
         c->verify_removed = verify_removed;
         r = sd_bus_call_method_async(w->bus, &c->slot, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", watch_on_get_unit,
                                      c, "s", name);
-        if (r < 0)
-                call_free(c);
-        return r;
+        return call_started(c, r);
 }
 
 static int watch_on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -658,18 +675,14 @@ int systemd_watch_query_cgroup(SystemdWatch *w, const char *name, SystemdCgroupC
         PendingCall *c;
         int r;
 
-        if (!w || !w->owner)
-                return -ENOTCONN;
-        r = call_new(w, name, &c);
+        r = call_new_connected(w, name, &c);
         if (r < 0)
                 return r;
         c->cgroup_done = done;
         c->cgroup_userdata = userdata;
         r = sd_bus_call_method_async(w->bus, &c->slot, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", query_on_unit, c, "s",
                                      name);
-        if (r < 0)
-                call_free(c);
-        return r;
+        return call_started(c, r);
 }
 
 static int watch_on_set_properties(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
@@ -707,13 +720,9 @@ int systemd_watch_set_cpu_accounting(SystemdWatch *w, const char *name, bool on,
         PendingCall *c;
         int r;
 
-        if (!w || !w->owner)
-                return -ENOTCONN;
-        r = call_new(w, name, &c);
+        r = call_new_connected(w, name, &c);
         if (r < 0)
                 return r;
         r = systemd_cpu_controller_call(w->bus, &c->slot, name, on, unified, watch_on_set_properties, c);
-        if (r < 0)
-                call_free(c);
-        return r < 0 ? r : 0;
+        return call_started(c, r);
 }

@@ -527,6 +527,15 @@ static void help(void) {
                "  --echo-work-us=N        work per key press (default 100)\n");
 }
 
+/* fork(), the child killed with us: a part or a storm outliving the driver would run forever. */
+static pid_t fork_tied(void) {
+        pid_t pid = fork();
+
+        if (pid == 0)
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        return pid;
+}
+
 static int run_driver(int argc, char **argv) {
         enum { ARG_DURATION = 0x100, ARG_WARMUP, ARG_AUDIO_COMM, ARG_COMP_COMM, ARG_TERM_COMM, ARG_AUDIO_WORK,
                ARG_FRAME_WORK, ARG_ECHO_WORK };
@@ -635,7 +644,7 @@ static int run_driver(int argc, char **argv) {
                         in = keys[0];
                         out = answers[1];
                 }
-                parts[i].pid = fork();
+                parts[i].pid = fork_tied();
                 if (parts[i].pid < 0) {
                         perror("lnbench-desktop: fork");
                         rc = 1;
@@ -643,8 +652,6 @@ static int run_driver(int argc, char **argv) {
                 }
                 if (parts[i].pid == 0) {
                         sigprocmask(SIG_UNBLOCK, &mask, NULL);
-                        /* a part outliving the driver would run forever */
-                        (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
                         exec_part(&parts[i], links[i], report[1], stop[0], in, out, t_start, loops_per_us);
                 }
                 printf("info %s comm %s\n", parts[i].role, parts[i].comm);
@@ -725,12 +732,11 @@ static int storm_group(unsigned pairs, pid_t *pids, size_t *npids) {
                 if (pipe2(fds[r], O_CLOEXEC) < 0)
                         return -errno;
         for (unsigned r = 0; r < pairs; r++) {
-                pid_t pid = fork();
+                pid_t pid = fork_tied();
 
                 if (pid < 0)
                         return -errno;
                 if (pid == 0) {
-                        (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
                         for (;;)
                                 if (read(fds[r][0], msg, sizeof(msg)) <= 0)
                                         _exit(0);
@@ -738,12 +744,11 @@ static int storm_group(unsigned pairs, pid_t *pids, size_t *npids) {
                 pids[(*npids)++] = pid;
         }
         for (unsigned s = 0; s < pairs; s++) {
-                pid_t pid = fork();
+                pid_t pid = fork_tied();
 
                 if (pid < 0)
                         return -errno;
                 if (pid == 0) {
-                        (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
                         for (;;)
                                 for (unsigned r = 0; r < pairs; r++)
                                         if (write(fds[r][1], msg, sizeof(msg)) < 0)

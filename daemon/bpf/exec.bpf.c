@@ -106,31 +106,22 @@ struct {
  * definitions below are only templates: type, key, value and flags must
  * match, the size need not.
  */
-#define NAME_HASH(keytype)                                                   \
+#define NAME_MAP(inner_type, flags, keytype)                                 \
         struct {                                                             \
                 __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                    \
                 __uint(max_entries, 1);                                      \
                 __type(key, __u32);                                          \
                 __array(values, struct {                                     \
-                        __uint(type, BPF_MAP_TYPE_HASH);                     \
+                        __uint(type, inner_type);                            \
                         __uint(max_entries, 1);                              \
+                        __uint(map_flags, flags);                            \
                         __uint(key_size, sizeof(keytype));                   \
                         __uint(value_size, sizeof(__u8));                    \
                 });                                                          \
         }
-#define NAME_TRIE(keytype)                                                   \
-        struct {                                                             \
-                __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                    \
-                __uint(max_entries, 1);                                      \
-                __type(key, __u32);                                          \
-                __array(values, struct {                                     \
-                        __uint(type, BPF_MAP_TYPE_LPM_TRIE);                 \
-                        __uint(max_entries, 1);                              \
-                        __uint(map_flags, BPF_F_NO_PREALLOC);                \
-                        __uint(key_size, sizeof(keytype));                   \
-                        __uint(value_size, sizeof(__u8));                    \
-                });                                                          \
-        }
+/* Exact names; prefixes ("game*") in an LPM trie, which the kernel has only without preallocation. */
+#define NAME_HASH(keytype) NAME_MAP(BPF_MAP_TYPE_HASH, 0, keytype)
+#define NAME_TRIE(keytype) NAME_MAP(BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, keytype)
 
 NAME_HASH(struct latnice_name16) filter_comm SEC(".maps");
 NAME_TRIE(struct latnice_comm_key) filter_comm_prefix SEC(".maps");
@@ -570,6 +561,16 @@ static __always_inline void note_renamed(struct latnice_rename_pending *p, bool 
         __sync_fetch_and_add(&p->tid_sq_sum, (__u64) tid * tid);
 }
 
+/* A rename while the process has one pending (p; NULL: it went meanwhile): counted there, not sent. */
+static __always_inline int rename_coalesced(struct latnice_rename_pending *p, bool leader, __u32 tid) {
+        if (p) {
+                note_renamed(p, leader, tid);
+                __sync_fetch_and_add(&p->unsent, 1);
+        }
+        count(COUNTER_RENAMES_COALESCED);
+        return 0;
+}
+
 /* bprm_execve() sets it for the time of an exec; read as a flavor in case a kernel drops it. */
 struct task_struct___execve {
         unsigned int in_execve : 1;
@@ -626,24 +627,14 @@ static __always_inline int handle_rename(struct task_struct *task, const char *n
                 tgid = BPF_CORE_READ(task, tgid);
         }
         pending = bpf_map_lookup_elem(&renames_pending, &tgid);
-        if (pending) {
-                note_renamed(pending, leader, pid);
-                __sync_fetch_and_add(&pending->unsent, 1);
-                count(COUNTER_RENAMES_COALESCED);
-                return 0;
-        }
+        if (pending)
+                return rename_coalesced(pending, leader, pid);
         /* Whose it is, also for a record that does not fit (then only the sweep decides it). */
         fresh.start_boottime = BPF_CORE_READ(task, group_leader, start_boottime);
         note_renamed(&fresh, leader, pid);
         if (bpf_map_update_elem(&renames_pending, &tgid, &fresh, BPF_NOEXIST) < 0) {
                 /* Another CPU made it between the lookup and here: that one's record goes. */
-                pending = bpf_map_lookup_elem(&renames_pending, &tgid);
-                if (pending) {
-                        note_renamed(pending, leader, pid);
-                        __sync_fetch_and_add(&pending->unsent, 1);
-                }
-                count(COUNTER_RENAMES_COALESCED);
-                return 0;
+                return rename_coalesced(bpf_map_lookup_elem(&renames_pending, &tgid), leader, pid);
         }
         return send_record(task, LATNICE_EVENT_RENAME, comm, NULL, is_current);
 }

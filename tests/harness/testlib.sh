@@ -37,6 +37,14 @@ work_cleanup() {
         rm -rf -- "$WORK"
 }
 
+# install_bus_policy: org.latnice1's D-Bus policy into $WORK/policy (for --policy-dir), and the
+# host's polkit actions plus ours into $WORK/actions (to bind over /usr/share/polkit-1/actions).
+install_bus_policy() {
+        cp "$SRC/conf/dbus-1/system.d/org.latnice1.conf" "$WORK/policy/" &&
+                cp -a /usr/share/polkit-1/actions/. "$WORK/actions/" &&
+                cp "$SRC/conf/polkit-1/actions/org.latnice1.policy" "$WORK/actions/"
+}
+
 # A command as nobody inside (no session, no group).
 as_nobody() { in_ setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 

@@ -18,6 +18,11 @@ lib_cleanup() {
 }
 trap lib_cleanup EXIT
 
+# Every test here runs latniced and sets values on other processes; need_btf: the test needs the BPF
+# source (CO-RE), not only whatever source latniced falls back to.
+[ "$(id -u)" -eq 0 ] || { echo "needs root (BPF, sched_setattr on other processes)"; exit 77; }
+need_btf() { [ -e /sys/kernel/btf/vmlinux ] || { echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; }; }
+
 # The checks read what latniced set in /proc/PID/sched's se.slice: EEVDF custom slices (Linux >= 6.12).
 read -r BASE SLICE10 < <("$LNSPAWN" base)   # default slice, slice of LatencyNice=-10
 if [ "${BASE:-0}" = 0 ] || ! grep -q '^se.slice' /proc/self/sched; then

@@ -58,9 +58,7 @@ Profile=none-here
 LatencyNice=-10
 Cover=tree
 EOF2
-        cp "$SRC/conf/dbus-1/system.d/org.latnice1.conf" "$WORK/policy/"
-        cp -a /usr/share/polkit-1/actions/. "$WORK/actions/"
-        cp "$SRC/conf/polkit-1/actions/org.latnice1.policy" "$WORK/actions/"
+        install_bus_policy
         # polkit counts a session as local only when it has a seat, and a seat here would mean the
         # host's VTs: so the shipped allow_active=yes (active and local) cannot decide here. This rule
         # stands in for it without the seat: an active session says yes; everything else falls to the

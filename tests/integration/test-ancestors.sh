@@ -8,11 +8,10 @@
 set -uo pipefail
 
 LATNICED=$1 LATNICECTL=$2 LNSPAWN=$3
-if [ "$(id -u)" -ne 0 ]; then echo "needs root (BPF, sched_setattr on other processes)"; exit 77; fi
-if [ ! -e /sys/kernel/btf/vmlinux ]; then echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; fi
 
 T=$(mktemp -d /tmp/latnice-ancestor-test.XXXXXX)
 . "$(dirname "$0")/daemon-lib.sh"
+need_btf
 # Ends a tree we started, by pid: children first.
 kill_tree() {
         local c

@@ -556,7 +556,8 @@ TEST(ctl_errors) {
 
         /* kernel thread: kthreadd is pid 2 outside a pid namespace */
         ASSERT_EQ(run_ctl(CTL("set", "-l", "1", "-p", "2"), &out), 1);
-        ASSERT_TRUE(strstr(out, "kernel thread"));
+        ASSERT_TRUE(strstr(out, "Failed to set latency nice on PID 2 ("));
+        ASSERT_TRUE(strstr(out, "): a kernel thread, refused."));
         free(out);
 
         /* vanished pid, and nothing applied to the good one before it is reported */
@@ -573,7 +574,8 @@ TEST(ctl_errors) {
                 reap(&g);
                 snprintf(good, sizeof(good), "%d", (int) c.pid);
                 ASSERT_EQ(run_ctl(CTL("set", "-l", "2", "-p", gone, "-p", good), &out), 3);
-                ASSERT_TRUE(strstr(out, "no such process"));
+                ASSERT_TRUE(strstr(out, "Failed to set latency nice on PID "));
+                ASSERT_TRUE(strstr(out, ": no such process"));
                 ASSERT_TRUE(strstr(out, "on 2 of 2 threads"));
                 free(out);
                 expect_all(c.pid, latnice_to_slice_ns(2, probe.base_slice_ns));

@@ -84,10 +84,7 @@ cat > "$WORK/profiles/loud.conf" <<'EOF'
 Comm=cat
 LatencyNice=-3
 EOF
-cp "$SRC/conf/dbus-1/system.d/org.latnice1.conf" "$WORK/policy/"
-# polkit: the host's actions plus ours, bound over /usr/share/polkit-1/actions inside
-cp -a /usr/share/polkit-1/actions/. "$WORK/actions/"
-cp "$SRC/conf/polkit-1/actions/org.latnice1.policy" "$WORK/actions/"
+install_bus_policy
 # nobody may switch profiles (polkit says yes), and is refused a reload outright
 cat > "$WORK/polkit-rules/50-latnice-test.rules" <<'EOF'
 polkit.addRule(function(action, subject) {

@@ -6,11 +6,10 @@
 set -uo pipefail
 
 LATNICED=$1 LATNICECTL=$2 LNPROBE=$3 LNSPAWN=$4
-if [ "$(id -u)" -ne 0 ]; then echo "needs root (BPF, sched_setattr on other processes)"; exit 77; fi
-if [ ! -e /sys/kernel/btf/vmlinux ]; then echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; fi
 
 T=$(mktemp -d /tmp/latnice-daemon-test.XXXXXX)
 . "$(dirname "$0")/daemon-lib.sh"
+need_btf
 BIGGROUP=
 cleanup_extra() { [ -n "$BIGGROUP" ] && groupdel "$BIGGROUP" 2>/dev/null; }
 

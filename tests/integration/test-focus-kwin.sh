@@ -45,24 +45,21 @@ for ((i = 0; i < 200; i++)); do [[ -S $WORK/wl-kwin ]] && break; sleep 0.1; done
 
 "${AS_USER[@]}" WAYLAND_DISPLAY=wl-kwin weston-simple-shm > "$WORK/client-a.log" 2>&1 &
 A=$!; PIDS+=($A)
-if wait_focus $A session-bus; then pass "a new window's client is the focus ($A)"; else fail "first client: got '$(last_focus session-bus)', want $A"; fi
+expect_focus $A session-bus "a new window's client is the focus ($A)"
 "${AS_USER[@]}" WAYLAND_DISPLAY=wl-kwin weston-simple-shm > "$WORK/client-b.log" 2>&1 &
 B=$!; PIDS+=($B)
-if wait_focus $B session-bus; then pass "the second client takes the focus ($B)"; else fail "second client: got '$(last_focus session-bus)', want $B"; fi
+expect_focus $B session-bus "the second client takes the focus ($B)"
 kill $B; wait $B 2>/dev/null
-if wait_focus $A session-bus; then pass "the focused client exits, the focus is a"; else fail "after exit: got '$(last_focus session-bus)'"; fi
+expect_focus $A session-bus "the focused client exits, the focus is a"
 
 # latnice-focus restarted: it asks KWin to run the script again, which sends the active window at
 # once; and the script's next call reaches the new one (no failure sticks).
-kill $LF; wait $LF 2>/dev/null
-echo "restarted" >> "$WORK/focus.out"
-start_focus
+restart_focus
 if wait_focus $A session-bus; then pass "after a latnice-focus restart KWin's script sends the active window again ($A)"
 else fail "after restart, no new focus: got '$(tail -1 "$WORK/focus.out")', want $A"; fi
 "${AS_USER[@]}" WAYLAND_DISPLAY=wl-kwin weston-simple-shm > "$WORK/client-c.log" 2>&1 &
 C=$!; PIDS+=($C)
-if wait_focus $C session-bus; then pass "after a latnice-focus restart the script reaches it ($C)"
-else fail "after restart: got '$(last_focus session-bus)', want $C"; fi
+expect_focus $C session-bus "after a latnice-focus restart the script reaches it ($C)"
 
 echo "# latnice-focus --print:"; sed 's/^/#   /' "$WORK/focus.out"
 [[ $failed == 0 ]] || { echo "# stderr:"; sed 's/^/#   /' "$WORK/focus.err"; tail -5 "$WORK/kwin.log"; }

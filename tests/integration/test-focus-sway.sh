@@ -44,17 +44,17 @@ PIDS+=($!)
 sleep 0.5
 "${AS_USER[@]}" WAYLAND_DISPLAY=$WL foot sleep 1000 > "$WORK/client-a.log" 2>&1 &
 A=$!; PIDS+=($A)
-if wait_focus $A sway; then pass "a new window's client is the focus ($A)"; else fail "first client: got '$(last_focus sway)', want $A"; fi
+expect_focus $A sway "a new window's client is the focus ($A)"
 "${AS_USER[@]}" WAYLAND_DISPLAY=$WL foot sleep 1000 > "$WORK/client-b.log" 2>&1 &
 B=$!; PIDS+=($B)
-if wait_focus $B sway; then pass "the second client takes the focus ($B)"; else fail "second client: got '$(last_focus sway)', want $B"; fi
+expect_focus $B sway "the second client takes the focus ($B)"
 as_user swaymsg -s "$SOCK" "[pid=$A] focus" >/dev/null
-if wait_focus $A sway; then pass "swaymsg moves the focus to a"; else fail "swaymsg [pid=$A] focus: got '$(last_focus sway)'"; fi
+expect_focus $A sway "swaymsg moves the focus to a"
 as_user swaymsg -s "$SOCK" "[pid=$B] focus" >/dev/null
-if wait_focus $B sway; then pass "swaymsg moves the focus to b"; else fail "swaymsg [pid=$B] focus: got '$(last_focus sway)'"; fi
+expect_focus $B sway "swaymsg moves the focus to b"
 
 kill $B; wait $B 2>/dev/null
-if wait_focus $A sway; then pass "the focused client killed, the focus is a"; else fail "after kill: got '$(last_focus sway)'"; fi
+expect_focus $A sway "the focused client killed, the focus is a"
 n=$(grep -c "^focus $B " "$WORK/focus.out")
 if [[ $n == 2 ]]; then pass "the killed client is not named again"; else fail "b named $n times, want 2"; fi
 
@@ -64,7 +64,7 @@ start_sway
 WL=$(ls "$WORK" | grep -m1 '^wayland-[0-9]*$')
 "${AS_USER[@]}" WAYLAND_DISPLAY=$WL foot sleep 1000 > "$WORK/client-c.log" 2>&1 &
 C=$!; PIDS+=($C)
-if wait_focus $C sway; then pass "after a Sway restart latnice-focus follows the new Sway ($C)"; else fail "after restart: got '$(last_focus sway)', want $C"; fi
+expect_focus $C sway "after a Sway restart latnice-focus follows the new Sway ($C)"
 
 # A sandboxed client: foot as pid 1 of its own pid namespace.
 unshare --pid --fork --mount-proc "${AS_USER[@]}" WAYLAND_DISPLAY=$WL foot sleep 1000 > "$WORK/client-s.log" 2>&1 &
@@ -75,8 +75,7 @@ for ((i = 0; i < 50; i++)); do
         sleep 0.1
 done
 echo "# sandboxed client: pid $S, $(awk '/^NSpid:/ { print $3 }' /proc/$S/status 2>/dev/null) in its namespace"
-if wait_focus "$S" sway; then pass "a client in its own pid namespace: Sway names its pid here ($S)"
-else fail "a sandboxed client: got '$(last_focus sway)', want its pid here $S"; fi
+expect_focus "$S" sway "a client in its own pid namespace: Sway names its pid here ($S)"
 kill -KILL "$S" 2>/dev/null # the init of its pid namespace: SIGKILL only
 
 echo "# latnice-focus --print:"; sed 's/^/#   /' "$WORK/focus.out"

@@ -61,9 +61,7 @@ cp "$BUILD/daemon/latniced" "$BUILD/ctl/latnicectl" "$WORK/bin/"
 cp /bin/sleep "$WORK/bin/wineserver" # gaming has a rule for it (wine-games), desktop none
 cp "$SRC"/conf/profiles/*.conf "$WORK/profiles/"
 cp "$SRC/conf/latniced.conf" "$DAEMON_CONF"
-cp "$SRC/conf/dbus-1/system.d/org.latnice1.conf" "$WORK/policy/"
-cp -a /usr/share/polkit-1/actions/. "$WORK/actions/"
-cp "$SRC/conf/polkit-1/actions/org.latnice1.policy" "$WORK/actions/"
+install_bus_policy
 cp "$SRC/conf/gamemode/50-latnice-gamemode.rules" "$WORK/polkit-rules/"
 chmod -R a+rX "$WORK"
 

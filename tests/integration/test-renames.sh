@@ -11,13 +11,12 @@
 set -uo pipefail
 
 LATNICED=$1 LNSPAWN=$2 HELPER=$3
-if [ "$(id -u)" -ne 0 ]; then echo "needs root (BPF, sched_setattr on other processes)"; exit 77; fi
-if [ ! -e /sys/kernel/btf/vmlinux ]; then echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; fi
 command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ] || { echo "bpftool is needed to read the BPF counters"; exit 77; }
 BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 
 T=$(mktemp -d /tmp/latnice-rename-test.XXXXXX)
 . "$(dirname "$0")/daemon-lib.sh"
+need_btf
 
 cp "$HELPER" "$T/wine64-preloader"
 cp "$HELPER" "$T/lnt-wine"

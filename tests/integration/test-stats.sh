@@ -60,9 +60,7 @@ LatencyNice=-10
 EOF
 }
 rules_with_fast
-cp "$SRC/conf/dbus-1/system.d/org.latnice1.conf" "$WORK/policy/"
-cp -a /usr/share/polkit-1/actions/. "$WORK/actions/"
-cp "$SRC/conf/polkit-1/actions/org.latnice1.policy" "$WORK/actions/"
+install_bus_policy
 chmod -R a+rX "$WORK"
 cat > "$WORK/call.py" <<'EOF'
 import sys, dbus

@@ -15,11 +15,10 @@
 set -uo pipefail
 
 LATNICED=$1 LNSPAWN=$2 HELPER=$3
-if [ "$(id -u)" -ne 0 ]; then echo "needs root (BPF, sched_setattr on other processes)"; exit 77; fi
-if [ ! -e /sys/kernel/btf/vmlinux ]; then echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; fi
 
 T=$(mktemp -d /tmp/latnice-threads-test.XXXXXX)
 . "$(dirname "$0")/daemon-lib.sh"
+need_btf
 
 cp "$HELPER" "$T/lnt-tnames"
 cp /bin/sleep "$T/lnt-tquick"

@@ -36,6 +36,11 @@ wait_focus() {
         done
         return 1
 }
+# expect_focus PID SOURCE WHAT: pass WHAT if latnice-focus prints PID for SOURCE (wait_focus), else fail
+# it with what was printed last.
+expect_focus() {
+        if wait_focus "$1" "$2"; then pass "$3"; else fail "$3: got '$(last_focus "$2")', want $1"; fi
+}
 # start_focus: latnice-focus --print as the user on the session bus $BUS (the KWin and GNOME
 # tests), until it owns org.latnice1.Focus; $LF is its pid.
 start_focus() {
@@ -47,4 +52,11 @@ start_focus() {
                 sleep 0.1
         done
         fail "latnice-focus does not own org.latnice1.Focus"; cat "$WORK/focus.err"; exit 1
+}
+# restart_focus: latnice-focus stopped and started again, the restart marked in its output.
+restart_focus() {
+        kill $LF
+        wait $LF 2>/dev/null
+        echo "restarted" >> "$WORK/focus.out"
+        start_focus
 }

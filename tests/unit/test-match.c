@@ -380,6 +380,22 @@ static void rnd_pattern(char *buf, size_t size, bool comm) {
         }
 }
 
+/* The keys whose values are picked from a few that mean something to the matcher. */
+static const char *const ids[] = { "0", "1000", "10*", "alice", "al*", "*ce", "root", "?oot" };
+static const char *const cgroups[] = { "/user.slice/*", "/user.slice/a.scope", "/a*", "*.scope", "/app-*/x" };
+static const char *const units[] = { "user.slice", "a.scope", "app-*.scope", "*.scope", "ab*", "app-ab.scope" };
+static const char *const apps[] = { "org.x.Game", "org.x.*", "firefox", "fire*", "*" };
+static const struct {
+        const char *const *v;
+        size_t n;
+} value_choices[_MATCH_KEY_MAX] = {
+        [MATCH_USER] = { ids, ELEMENTSOF(ids) },
+        [MATCH_GROUP] = { ids, ELEMENTSOF(ids) },
+        [MATCH_CGROUP] = { cgroups, ELEMENTSOF(cgroups) },
+        [MATCH_UNIT] = { units, ELEMENTSOF(units) },
+        [MATCH_APP] = { apps, ELEMENTSOF(apps) },
+};
+
 static void rnd_value(FILE *f, MatchKey k) {
         char p[200], n[64];
 
@@ -403,30 +419,12 @@ static void rnd_value(FILE *f, MatchKey k) {
                 }
                 break;
         case MATCH_USER:
-        case MATCH_GROUP: {
-                static const char *ids[] = { "0", "1000", "10*", "alice", "al*", "*ce", "root", "?oot" };
-
-                snprintf(p, sizeof(p), "%s", ids[rnd(ELEMENTSOF(ids))]);
+        case MATCH_GROUP:
+        case MATCH_CGROUP:
+        case MATCH_UNIT:
+        case MATCH_APP:
+                snprintf(p, sizeof(p), "%s", value_choices[k].v[rnd(value_choices[k].n)]);
                 break;
-        }
-        case MATCH_CGROUP: {
-                static const char *cg[] = { "/user.slice/*", "/user.slice/a.scope", "/a*", "*.scope", "/app-*/x" };
-
-                snprintf(p, sizeof(p), "%s", cg[rnd(ELEMENTSOF(cg))]);
-                break;
-        }
-        case MATCH_UNIT: {
-                static const char *un[] = { "user.slice", "a.scope", "app-*.scope", "*.scope", "ab*", "app-ab.scope" };
-
-                snprintf(p, sizeof(p), "%s", un[rnd(ELEMENTSOF(un))]);
-                break;
-        }
-        case MATCH_APP: {
-                static const char *ap[] = { "org.x.Game", "org.x.*", "firefox", "fire*", "*" };
-
-                snprintf(p, sizeof(p), "%s", ap[rnd(ELEMENTSOF(ap))]);
-                break;
-        }
         case MATCH_ANCESTOR:
                 if (rnd(4) == 0) {
                         rnd_name(n, sizeof(n));

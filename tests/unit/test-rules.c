@@ -2,6 +2,7 @@
 /* Rule loading on temporary trees: order, hiding, masking, parsing, every error path. */
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +28,23 @@ static const Rule *find_rule(const RuleSet *s, const char *name) {
                 if (strcmp(s->rules[i].name, name) == 0)
                         return &s->rules[i];
         return NULL;
+}
+
+/* Key k of rule r has exactly the values given (then NULL), in that order. */
+static void expect_values(const Rule *r, MatchKey k, ...) {
+        char **v = rule_match(r, k);
+        const char *want;
+        size_t n = 0;
+        va_list ap;
+
+        va_start(ap, k);
+        while ((want = va_arg(ap, const char *))) {
+                ASSERT_TRUE(v && v[n]);
+                ASSERT_STREQ(v[n], want);
+                n++;
+        }
+        va_end(ap);
+        ASSERT_EQ(strv_length(v), n);
 }
 
 /* The error at file:line, whose message contains needle. */
@@ -154,10 +172,7 @@ TEST(keys) {
         ASSERT_TRUE(r);
         ASSERT_EQ(r->kind, RULE_PROCESS);
         ASSERT_EQ(r->line, 4);
-        ASSERT_EQ(strv_length(rule_match(r, MATCH_COMM)), 3);
-        ASSERT_STREQ(rule_match(r, MATCH_COMM)[0], "pipewire");
-        ASSERT_STREQ(rule_match(r, MATCH_COMM)[1], "wireplumber");
-        ASSERT_STREQ(rule_match(r, MATCH_COMM)[2], "pulse*");
+        expect_values(r, MATCH_COMM, "pipewire", "wireplumber", "pulse*", NULL);
         ASSERT_EQ(strv_length(rule_match(r, MATCH_EXE)), 2);
         ASSERT_STREQ(rule_match(r, MATCH_CMDLINE)[0], "game.exe");
         ASSERT_STREQ(rule_match(r, MATCH_PARENT)[0], "steam");
@@ -411,10 +426,7 @@ TEST(quoting) {
 
         r = find_rule(s, "Web Content");
         ASSERT_TRUE(r);
-        ASSERT_EQ(strv_length(rule_match(r, MATCH_COMM)), 3);
-        ASSERT_STREQ(rule_match(r, MATCH_COMM)[0], "Web Content");
-        ASSERT_STREQ(rule_match(r, MATCH_COMM)[1], "firefox");
-        ASSERT_STREQ(rule_match(r, MATCH_COMM)[2], "Isolated Web Co");
+        expect_values(r, MATCH_COMM, "Web Content", "firefox", "Isolated Web Co", NULL);
         ASSERT_EQ(strv_length(rule_match(r, MATCH_EXE)), 4);
         ASSERT_STREQ(rule_match(r, MATCH_EXE)[0], "Zup! 5.exe");
         ASSERT_STREQ(rule_match(r, MATCH_EXE)[1], "Baldur's Gate.exe"); /* a quote inside a word is a character */
@@ -544,6 +556,20 @@ TEST(load_files) {
 }
 
 TEST(daemon_config) {
+        static const struct {
+                const char *text;
+                DaemonScheduler scheduler;
+                const char *error; /* in the message; NULL: no error */
+        } schedulers[] = {
+                { "[Daemon]\nProfile=gaming\n", DAEMON_SCHEDULER_NONE, NULL },
+                { "[Daemon]\nScheduler=latnice\n", DAEMON_SCHEDULER_LATNICE, NULL },
+                { "[Daemon]\nScheduler=latnice\nScheduler=none\n", DAEMON_SCHEDULER_NONE, NULL },
+                { "[Daemon]\nScheduler=latnice\nScheduler=\n", DAEMON_SCHEDULER_NONE, NULL },
+                { "[Daemon]\n\nScheduler=lavd\n", DAEMON_SCHEDULER_NONE,
+                  "latniced.conf:3: Scheduler=lavd is not one of none, latnice" },
+                { "[Foreground]\nScheduler=latnice\n", DAEMON_SCHEDULER_NONE,
+                  ":2: unknown key 'Scheduler' in [Foreground]" },
+        };
         const char *root = fresh_root("dconf");
         DaemonConfig c = {};
         char *p = test_path(root, "latniced.conf");
@@ -569,35 +595,14 @@ TEST(daemon_config) {
         daemon_config_done(&c);
 
         /* Scheduler=: off unless asked for; a later line wins; a wrong word is an error with its line. */
-        test_write(root, "latniced.conf", "[Daemon]\nProfile=gaming\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
-        daemon_config_done(&c);
-        test_write(root, "latniced.conf", "[Daemon]\nScheduler=latnice\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_LATNICE);
-        ASSERT_TRUE(!c.error);
-        ASSERT_STREQ(daemon_scheduler_to_string(c.scheduler), "latnice");
-        daemon_config_done(&c);
-        test_write(root, "latniced.conf", "[Daemon]\nScheduler=latnice\nScheduler=none\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
-        daemon_config_done(&c);
-        test_write(root, "latniced.conf", "[Daemon]\nScheduler=latnice\nScheduler=\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
-        ASSERT_TRUE(!c.error);
-        daemon_config_done(&c);
-        test_write(root, "latniced.conf", "[Daemon]\n\nScheduler=lavd\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
-        ASSERT_TRUE(c.error && strstr(c.error, "latniced.conf:3: Scheduler=lavd is not one of none, latnice"));
-        daemon_config_done(&c);
-        test_write(root, "latniced.conf", "[Foreground]\nScheduler=latnice\n");
-        ASSERT_EQ(daemon_config_load(p, &c), 0);
-        ASSERT_EQ(c.scheduler, DAEMON_SCHEDULER_NONE);
-        ASSERT_TRUE(c.error && strstr(c.error, ":2: unknown key 'Scheduler' in [Foreground]"));
-        daemon_config_done(&c);
+        for (size_t i = 0; i < ELEMENTSOF(schedulers); i++) {
+                test_write(root, "latniced.conf", schedulers[i].text);
+                ASSERT_EQ(daemon_config_load(p, &c), 0);
+                ASSERT_EQ(c.scheduler, schedulers[i].scheduler);
+                ASSERT_TRUE(schedulers[i].error ? c.error && strstr(c.error, schedulers[i].error) : !c.error);
+                daemon_config_done(&c);
+        }
+        ASSERT_STREQ(daemon_scheduler_to_string(DAEMON_SCHEDULER_LATNICE), "latnice");
         ASSERT_STREQ(daemon_scheduler_to_string(DAEMON_SCHEDULER_NONE), "none");
         ASSERT_TRUE(daemon_scheduler_to_string(_DAEMON_SCHEDULER_MAX) == NULL);
 }

@@ -9,7 +9,7 @@ arguments (a temporary rule tree, this test's own pid, latency nice 0,
 /bin/true) and run: with every optional part, with each optional part left
 out, with the verb's options moved before the verb, and with the global
 options after the verb. A form is accepted when latnicectl does what the
-verb does without a daemon (exit 0; 1 "not reachable" for the verbs that
+verb does without a daemon (exit 0; 1 "Failed to connect" for the verbs that
 need latniced; 4 where this kernel cannot set latency nice), never a usage
 error. Each synopsis must also stand in latnicectl(1), markup aside.
 
@@ -168,9 +168,9 @@ KERNEL_VERBS = {"run", "set"}  # 4: this kernel cannot set latency nice
 def accepted(verb, rc, err):
     if verb == "import-ananicy" and not os.path.isdir("/etc/ananicy.d"):
         # Without DIR it reads /etc/ananicy.d, which this machine may not have.
-        return rc == 0 or (rc == 1 and "/etc/ananicy.d: not a directory" in err)
+        return rc == 0 or (rc == 1 and "Failed to read directory /etc/ananicy.d: " in err)
     if verb in DAEMON_VERBS:
-        return rc == 1 and "latniced is not" in err
+        return rc == 1 and "Failed to connect to latniced: " in err
     if verb in KERNEL_VERBS:
         return rc in (0, 4)
     return rc == 0
