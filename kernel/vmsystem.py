@@ -75,8 +75,8 @@ Description=latnice system-mode test driver (kernel/vmsystem.py)
 RequiresMountsFor=/lntest
 ConditionPathExists=/lntest/run.sh
 After=dbus.service systemd-user-sessions.service
-SuccessAction=poweroff-force
-FailureAction=poweroff-force
+SuccessAction=reboot-force
+FailureAction=reboot-force
 [Service]
 Type=oneshot
 ExecStart=/lntest/run.sh
@@ -281,8 +281,8 @@ def boot(qemu, kernel, initrd, rootimg, payload, args, rundir):
     """Like vmtest.boot, with the disks and a systemd command line."""
     console = os.path.join(rundir, "console.log")
     append = ("root=/dev/vda rw rootfstype=ext4 console=ttyS0 panic=-1 loglevel=4 "
-              "systemd.show_status=error " + args.append).strip()
-    cmd = [qemu, "-nographic", "-no-reboot", "-m", str(args.memory), "-smp", "2",
+              "systemd.show_status=error " + ("" if initrd else vmtest.KERNEL_CLOCK + " ") + args.append).strip()
+    cmd = [qemu, "-nographic", "-no-reboot", "-m", str(args.memory), "-smp", vmtest.smp(2),
            "-kernel", kernel, "-append", append,
            "-drive", "file=%s,format=raw,if=virtio,snapshot=on" % rootimg,
            "-drive", "file=%s,format=raw,if=virtio" % payload,
