@@ -55,11 +55,10 @@ SOURCES = ("deb %s bookworm main" % MIRROR,
 # What latnice's package needs (its shlibs Depends and Recommends; checked
 # against the built .deb below), an init system, Debian's 6.12 kernel and
 # the few tools the driver uses (bash, coreutils, util-linux are essential).
-# libxcb1 is latnice-focus's (its own package since, not installed here): it
-# stays in the list, which keys the cached image, until the image is rebuilt.
+# (latnice-focus, with libxcb1, is not installed here.)
 PACKAGES = (
     "systemd", "systemd-sysv", "udev", "dbus", "polkitd",
-    "libbpf1", "libelf1", "libinih1", "libsystemd0", "libxcb1", "zlib1g",
+    "libbpf1", "libelf1", "libinih1", "libsystemd0", "zlib1g",
     "mawk", "kmod", "initramfs-tools", "linux-image-6.12-cloud-amd64",
 )
 IMAGE_SIZE = "2G"
