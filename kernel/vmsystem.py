@@ -55,11 +55,10 @@ SOURCES = ("deb %s bookworm main" % MIRROR,
 # What latnice's package needs (its shlibs Depends and Recommends; checked
 # against the built .deb below), an init system, Debian's 6.12 kernel and
 # the few tools the driver uses (bash, coreutils, util-linux are essential).
-# libxcb1 is latnice-focus's (its own package since, not installed here): it
-# stays in the list, which keys the cached image, until the image is rebuilt.
+# (latnice-focus, with libxcb1, is not installed here.)
 PACKAGES = (
     "systemd", "systemd-sysv", "udev", "dbus", "polkitd",
-    "libbpf1", "libelf1", "libinih1", "libsystemd0", "libxcb1", "zlib1g",
+    "libbpf1", "libelf1", "libinih1", "libsystemd0", "zlib1g",
     "mawk", "kmod", "initramfs-tools", "linux-image-6.12-cloud-amd64",
 )
 IMAGE_SIZE = "2G"
@@ -75,8 +74,8 @@ Description=latnice system-mode test driver (kernel/vmsystem.py)
 RequiresMountsFor=/lntest
 ConditionPathExists=/lntest/run.sh
 After=dbus.service systemd-user-sessions.service
-SuccessAction=poweroff-force
-FailureAction=poweroff-force
+SuccessAction=reboot-force
+FailureAction=reboot-force
 [Service]
 Type=oneshot
 ExecStart=/lntest/run.sh
@@ -281,8 +280,8 @@ def boot(qemu, kernel, initrd, rootimg, payload, args, rundir):
     """Like vmtest.boot, with the disks and a systemd command line."""
     console = os.path.join(rundir, "console.log")
     append = ("root=/dev/vda rw rootfstype=ext4 console=ttyS0 panic=-1 loglevel=4 "
-              "systemd.show_status=error " + args.append).strip()
-    cmd = [qemu, "-nographic", "-no-reboot", "-m", str(args.memory), "-smp", "2",
+              "systemd.show_status=error " + ("" if initrd else vmtest.KERNEL_CLOCK + " ") + args.append).strip()
+    cmd = [qemu, "-nographic", "-no-reboot", "-m", str(args.memory), "-smp", vmtest.smp(2),
            "-kernel", kernel, "-append", append,
            "-drive", "file=%s,format=raw,if=virtio,snapshot=on" % rootimg,
            "-drive", "file=%s,format=raw,if=virtio" % payload,

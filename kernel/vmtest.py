@@ -36,6 +36,16 @@ SERIES = ("6.1", "6.12", "scx-6.12")
 # scx_simple from the same tree's tools/sched_ext, for latniced under a BPF scheduler.
 UNPATCHED = ("scx-6.12",)
 EXIT_SKIP = 77
+# The test kernels have no ACPI and so no HPET (config.fragment): TCG's TSC follows the host's, and
+# without tsc=reliable the clocksource watchdog would swap it for jiffies.
+KERNEL_CLOCK = "tsc=reliable"
+
+
+def smp(n):
+    """qemu's -smp for n CPUs the test kernels see: without ACPI the BIOS's MP table is all they have,
+    and SeaBIOS lists only the first CPU of each package there, so each CPU is its own socket."""
+    return "%d,sockets=%d,cores=1,threads=1" % (n, n)
+
 WORK_ROOT = os.environ.get("LATNICE_KERNEL_WORK", "/var/tmp/latnice-kernel-work")
 CACHE_ROOT = os.environ.get("LATNICE_KERNEL_CACHE", "/var/cache/latnice/kernel")
 FRAGMENT = os.path.join(HERE, "config.fragment")
@@ -904,9 +914,9 @@ def run_vm_once(cmd, args, console, echo, grace_after_end):
 
 def boot(qemu, image, initrd, args, rundir):
     console = os.path.join(rundir, "console.log")
-    cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", str(args.smp),
+    cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", smp(args.smp),
            "-kernel", image, "-initrd", initrd,
-           "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"]
+           "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init " + KERNEL_CLOCK]
     lines, timed_out = run_vm(cmd, args, console)
     return lines, timed_out, console
 
