@@ -129,6 +129,19 @@ size_t applied_table_size(const AppliedTable *t) {
         return t ? t->n_entries : 0;
 }
 
+const AppliedProcess *applied_table_find_thread(AppliedTable *t, pid_t tgid, uint64_t raw) {
+        const AppliedProcess *e;
+        size_t i = 0;
+
+        if (tgid <= 0)
+                return NULL;
+        /* A walk over the table: only for an exec that carries a value its parent process has not. */
+        while ((e = applied_table_next(t, &i)))
+                if (e->tgid == tgid && e->raw == raw)
+                        return e;
+        return NULL;
+}
+
 AppliedProcess *applied_table_next(AppliedTable *t, size_t *i) {
         if (!t || *i >= t->n_entries)
                 return NULL;

@@ -58,6 +58,8 @@ AppliedProcess *applied_table_get_process(AppliedTable *t, pid_t pid, uint64_t s
 /* Removes and frees. */
 void applied_table_remove(AppliedTable *t, pid_t pid);
 size_t applied_table_size(const AppliedTable *t);
+/* The entry of a thread of process tgid that carries raw (a Thread= rule's value), or NULL. */
+const AppliedProcess *applied_table_find_thread(AppliedTable *t, pid_t tgid, uint64_t raw);
 /* Iteration: *i starts at 0; returns NULL at the end. Do not put/remove while iterating. */
 AppliedProcess *applied_table_next(AppliedTable *t, size_t *i);
 

@@ -10,7 +10,6 @@
 #include "manager-decide.h"
 #include "manager-inherited.h"
 #include "manager-stats.h"
-#include "manager-threads.h"
 #include "proc.h"
 #include "state.h"
 #include "util.h"
@@ -241,6 +240,11 @@ static AppliedProcess *manager_applied_parent(Manager *m, const TaskInfo *t, uin
  * (manager-inherited.h), else of the nearest ancestor in the table, a few levels up, when every process
  * between carries raw too. NULL: not from us (or it cannot be told).
  */
+/* The entry of a thread of process pid that carries raw (a Thread= value), if any thread has one. */
+static const AppliedProcess *thread_source(Manager *m, pid_t pid, uint64_t raw) {
+        return m->n_thread_entries > 0 ? applied_table_find_thread(m->applied, pid, raw) : NULL;
+}
+
 static const AppliedProcess *applied_source(Manager *m, const TaskInfo *t, uint64_t parent_start, uint64_t raw) {
         const AppliedProcess *a = manager_applied_parent(m, t, parent_start);
         ProcStat st;
@@ -248,8 +252,8 @@ static const AppliedProcess *applied_source(Manager *m, const TaskInfo *t, uint6
 
         if (a)
                 /* Forked by the process, or by one of its threads with a Thread= value. */
-                return a->raw == raw ? a : manager_thread_source(m, a->pid, raw);
-        a = manager_thread_source(m, t->ppid, raw);
+                return a->raw == raw ? a : thread_source(m, a->pid, raw);
+        a = thread_source(m, t->ppid, raw);
         if (a)
                 return a;
         /* Rare (a value, and a parent we did not set): climb while the value is the same. */

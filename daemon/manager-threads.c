@@ -220,19 +220,6 @@ static int thread_decide(Manager *m, TaskInfo *t, uint64_t process_start, pid_t 
         return thread_set(m, t, process_start, tid, &st, e, rule);
 }
 
-const AppliedProcess *manager_thread_source(Manager *m, pid_t pid, uint64_t raw) {
-        const AppliedProcess *e;
-        size_t i = 0;
-
-        if (m->n_thread_entries == 0 || pid <= 0)
-                return NULL;
-        /* XXX: a walk over the table; only for an exec that carries a value its parent process has not. */
-        while ((e = applied_table_next(m->applied, &i)))
-                if (e->tgid == pid && e->raw == raw)
-                        return e;
-        return NULL;
-}
-
 /* Could a rule with Thread= match a thread of t, whatever its name? */
 static bool thread_rules_possible(const Manager *m, const TaskInfo *t) {
         TaskInfo any = *t;

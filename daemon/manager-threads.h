@@ -33,6 +33,4 @@ void manager_threads_walk(Manager *m, pid_t pid);
 unsigned manager_threads_restore_unrecorded(Manager *m);
 
 /* A thread of process pid with the value raw from a Thread= rule: a child it forked carries that value. */
-const AppliedProcess *manager_thread_source(Manager *m, pid_t pid, uint64_t raw);
-
 void manager_threads_done(Manager *m);
