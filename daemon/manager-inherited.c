@@ -101,11 +101,22 @@ void manager_inherited_on_fork(Manager *m, pid_t child, pid_t parent) {
                 d.origin_start = from->origin_start;
         } else
                 return; /* nearly every fork: its parent has no value of ours */
-        /* Gone already, or it did not inherit (SCHED_RESET_ON_FORK): nothing to follow. */
-        if (proc_stat_read_pid(m->proc_fd, child, 0, &st) < 0 || sched_thread_get(&m->probe, child, &cur) < 0 ||
-            !sched_thread_has_value(&m->probe, &cur))
+        /*
+         * Gone already: events are read after the fact, and a child that forked and exited in
+         * between may have passed the value on. It is kept (with no start time if /proc has lost it
+         * too: it restores nothing) for its own forks, which come next, to find their origin; its exit
+         * event, which follows them, removes it. Alive without the value (SCHED_RESET_ON_FORK):
+         * nothing to follow.
+         */
+        r = proc_stat_read_pid(m->proc_fd, child, 0, &st);
+        if (r >= 0) {
+                d.start_time = st.start_time;
+                r = sched_thread_get(&m->probe, child, &cur);
+                if (r >= 0 && !sched_thread_has_value(&m->probe, &cur))
+                        return;
+        }
+        if (r < 0 && r != -ESRCH && r != -ENOENT)
                 return;
-        d.start_time = st.start_time;
         if (!m->inherited_nl) {
                 m->inherited_nl = calloc(1, sizeof(InheritedTable));
                 if (!m->inherited_nl)

@@ -285,10 +285,13 @@ kill "$K"
 
 # start_orphan WHAT: lnt-pyexit (a rule's -10) forks a child that forks the orphan and exits; the orphan
 # never execs and is reparented: sets O and P2. orphan_restored WHAT, after a stop: O has the default.
+# latniced is frozen (SIGSTOP) from before the first fork until the orphan is reparented: the child is
+# gone when the fork events are read, as on a loaded machine, and the record must still reach the orphan.
 start_orphan() {
-        rm -f "$T/orphan" "$T/never"; mkfifo "$T/never"
+        rm -f "$T/orphan" "$T/never" "$T/go"; mkfifo "$T/never"
         bg "$T/lnt-pyexit" -c "import os, time
-time.sleep(0.3)
+while not os.path.exists('$T/go'):
+    time.sleep(0.02)
 if os.fork() == 0:
     if os.fork() == 0:
         open('$T/orphan', 'w').write(str(os.getpid()))
@@ -297,16 +300,19 @@ if os.fork() == 0:
 os.wait()
 open('$T/never').read()"; P2=$LAST
         expect_slice "$P2" "$SLICE10" "$1: lnt-pyexit gets its rule's value"
-        for _ in $(seq 40); do [ -s "$T/orphan" ] && break; sleep 0.05; done
+        kill -STOP "$DPID"
+        touch "$T/go"
+        for _ in $(seq 100); do [ -s "$T/orphan" ] && break; sleep 0.05; done
         O=$(cat "$T/orphan"); PIDS+=("$O")
-        for _ in $(seq 40); do out_of_tree && break; sleep 0.05; done
+        for _ in $(seq 100); do out_of_tree && break; sleep 0.05; done
+        kill -CONT "$DPID"
         out_of_tree && [ "$(slice_of "$O")" = "$SLICE10" ] &&
                 ok "  $1: its child's child ($O) is reparented and carries the -10" ||
                 fail "  $1: its child's child: ppid $(ppid "$O"), slice $(slice_of "$O")"
 }
 orphan_restored() {
         expect_slice "$O" "$BASE" "  $1: SIGTERM restores that reparented process too"
-        kill "$O" "$P2" 2>/dev/null; rm -f "$T/orphan" "$T/never"
+        kill "$O" "$P2" 2>/dev/null; rm -f "$T/orphan" "$T/never" "$T/go"
 }
 
 # --- the plain tracepoint (fallback for kernels whose BTF lacks what tp_btf needs), and --dry-run
