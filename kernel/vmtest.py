@@ -311,6 +311,12 @@ def build_scx(src, build, out, jobs, logfile):
     return os.path.join(out, "build", "bin", "scx_simple")
 
 
+# The debug information is there for BTF, which pahole makes from the DWARF types alone: the
+# locations of variables that gcc's variable tracking computes are never read. Without it the
+# compile takes 7% less CPU (kernel/README.md, "Build times").
+KCFLAGS = "-fno-var-tracking -fno-var-tracking-assignments"
+
+
 def build_kernel(series, args, work, timings):
     global FRAGMENT
     patches = series_patches(series)
@@ -333,7 +339,7 @@ def build_kernel(series, args, work, timings):
         extra += [inspect.getsource(build_scx), p.stdout]
     key = sha256(tarball_id(series, tarball),
                  *[open(p, "rb").read() for p in patches],
-                 open(FRAGMENT, "rb").read(), config_step, "bzImage", *extra)
+                 open(FRAGMENT, "rb").read(), config_step, "bzImage", KCFLAGS, *extra)
     cache = os.path.join(CACHE_ROOT, key)
     image = os.path.join(cache, "bzImage")
     build = os.path.join(work, "build")
@@ -365,7 +371,7 @@ def build_kernel(series, args, work, timings):
     finally:
         FRAGMENT = common
     log("building bzImage with -j%d (log: %s)" % (args.jobs, logfile))
-    run(["make", "-C", src, "O=" + build, "-j%d" % args.jobs, "bzImage"], logfile=logfile,
+    run(["make", "-C", src, "O=" + build, "-j%d" % args.jobs, "KCFLAGS=" + KCFLAGS, "bzImage"], logfile=logfile,
         timeout=MAKE_TIMEOUT)
     timings["kernel build"] = time.time() - t
     os.makedirs(cache, exist_ok=True)
