@@ -26,7 +26,6 @@ be had here (the reason is printed). Python 3 standard library only.
 
 import argparse
 import fcntl
-import hashlib
 import inspect
 import os
 import re
@@ -39,11 +38,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import vmtest  # noqa: E402  (same directory)
+import debcache  # noqa: E402
 from vmtest import Skip, Failure, log, run, sha256, need_tool, EXIT_SKIP  # noqa: E402
 
 SRC = os.path.dirname(HERE)
 ROOTFS_CACHE = os.environ.get("LATNICE_ROOTFS_CACHE", "/var/cache/latnice/rootfs")
-DEB_CACHE = os.environ.get("LATNICE_DEB_CACHE", "/var/cache/latnice/deb")
 DRIVER = os.path.join(HERE, "vmsystem-run.sh")
 KERNELS = ("6.1", "6.12", "debian-6.12")
 
@@ -169,40 +168,26 @@ def build_rootfs(timings):
     return cache
 
 
-def tree_files():
-    """The tree as a clean clone has it: git's files (tracked and untracked, not ignored)."""
-    p = subprocess.run(["git", "-C", SRC, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    if p.returncode != 0:
-        raise Skip("%s is not a git work tree (the package is built from git's file list)" % SRC)
-    return sorted(f for f in set(p.stdout.decode().split("\0"))
-                  if f and (os.path.isfile(os.path.join(SRC, f)) or os.path.islink(os.path.join(SRC, f))))
-
-
 def build_deb(timings):
-    """latnice_*.deb from this tree (dpkg-buildpackage -b, nocheck: the unit suite runs elsewhere)."""
+    """latnice_*.deb from this tree (dpkg-buildpackage -b, nocheck: the unit suite runs elsewhere).
+
+    From debcache's cache when the install test (or an earlier run) built this tree already; a
+    build under way elsewhere holds the cache's lock, and this waits for it."""
     for tool, pkg in (("dpkg-buildpackage", "dpkg-dev"), ("dh", "debhelper")):
         need_tool(tool, pkg)
-    files = tree_files()
-    h = hashlib.sha256()
-    # kernel/ (this test and the series), tests/ and .ci/ are in no file the package
-    # installs (dpkg-buildpackage runs with nocheck): editing a test does not rebuild it.
-    for f in (f for f in files if not f.startswith(("kernel/", "tests/", ".ci/"))):
-        path = os.path.join(SRC, f)
-        h.update(f.encode() + b"\0")
-        h.update(os.readlink(path).encode() if os.path.islink(path) else open(path, "rb").read())
-        h.update(b"\0")
-    key = h.hexdigest()
-    cache = os.path.join(DEB_CACHE, key)
-    os.makedirs(DEB_CACHE, exist_ok=True)
-    lock = open(os.path.join(DEB_CACHE, ".lock"), "w")
+    try:
+        files = debcache.tree_files()
+    except debcache.NotATree as e:
+        raise Skip(str(e))
+    key = debcache.key(files)
+    lock = open(debcache.lock_path(), "w")
+    t = time.time()
     fcntl.flock(lock, fcntl.LOCK_EX)
-    debs = [f for f in os.listdir(cache)] if os.path.isdir(cache) else []
-    debs = [f for f in debs if f.startswith("latnice_") and f.endswith("_amd64.deb")]
-    if len(debs) == 1:
-        log("cached package %s" % os.path.join(cache, debs[0]))
+    deb = debcache.lookup(key)
+    if deb:
+        log("cached package %s (waited %.0f s for the cache)" % (deb, time.time() - t))
         timings["deb"] = 0.0
-        return os.path.join(cache, debs[0])
+        return deb
     t = time.time()
     work = tempfile.mkdtemp(prefix="latnice-deb.", dir="/var/tmp")
     try:
@@ -222,16 +207,12 @@ def build_deb(timings):
         debs = [f for f in os.listdir(work) if f.startswith("latnice_") and f.endswith("_amd64.deb")]
         if len(debs) != 1:
             raise Failure("dpkg-buildpackage made %s, not one latnice_*_amd64.deb" % debs)
-        os.makedirs(cache + ".tmp", exist_ok=True)
-        shutil.copyfile(os.path.join(work, debs[0]), os.path.join(cache + ".tmp", debs[0]))
-        if os.path.exists(cache):
-            shutil.rmtree(cache)
-        os.rename(cache + ".tmp", cache)
+        deb = debcache.store(key, os.path.join(work, debs[0]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     timings["deb"] = time.time() - t
     log("built %s in %.0f s" % (debs[0], timings["deb"]))
-    return os.path.join(cache, debs[0])
+    return deb
 
 
 def check_deb_against_image(deb, rootfs):
@@ -339,8 +320,10 @@ def run_system(args, timings):
             kernel = vmtest.build_kernel(args.kernel, args, kwork, timings)
             klock.close()
             initrd = None
-        deb = build_deb(timings)
+        # The root file system first: the install test, started beside this, builds the package
+        # meanwhile and leaves it in the cache (debcache.py).
         rootfs = build_rootfs(timings)
+        deb = build_deb(timings)
         check_deb_against_image(deb, rootfs)
         if kind == "mainline":
             kernel = os.path.join(rootfs, "vmlinuz")

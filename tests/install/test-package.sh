@@ -83,8 +83,16 @@ no_btf() { # no_btf CMD...
 mkdir -p "$WORK/debs"
 copy_tree "$WORK/src/latnice"
 [[ -e /sys/kernel/btf/vmlinux ]] || echo "     (this host has no /sys/kernel/btf/vmlinux: nothing to hide)"
+# The system mode (kernel/vmsystem.py) boots this tree's package too: this first build goes into
+# its cache (kernel/debcache.py), so that it is not built a third time. The cache's lock is held
+# until then, so that a system mode started beside this waits for the package instead of building
+# it; if a system mode is building it already, this does not wait (and stores nothing).
+deb_key=$(python3 "$SRC/kernel/debcache.py" key) && deb_lock=$(python3 "$SRC/kernel/debcache.py" lock) &&
+        exec {deb_lock_fd}>"$deb_lock" && flock -n "$deb_lock_fd" ||
+        { echo "     (not sharing the package with the system mode: it is building its own, or there is no cache)"
+          deb_key=; }
 t0=$EPOCHREALTIME
-(cd "$WORK/src/latnice" && no_btf dpkg-buildpackage -b -uc -us) > "$WORK/build.log" 2>&1
+(cd "$WORK/src/latnice" && no_btf dpkg-buildpackage -b -uc -us) > "$WORK/build.log" {deb_lock_fd}>&- 2>&1
 rc=$?
 if [[ $rc != 0 ]]; then
         tail -n 60 "$WORK/build.log"
@@ -101,6 +109,18 @@ focus_deb=$WORK/src/latnice-focus_${version}_amd64.deb
 check "latnice_${version}_amd64.deb was built" [ -f "$deb" ] || exit 1
 check "latnice-focus_${version}_amd64.deb was built: the session side is a package of its own" [ -f "$focus_deb" ] || exit 1
 cp "$deb" "$focus_deb" "$WORK/debs/"
+if [[ -n $deb_key ]]; then
+        # (the second build below shows it byte-identical to a nocheck build, which is what the
+        # system mode would have made)
+        if [[ $(python3 "$SRC/kernel/debcache.py" key) != "$deb_key" ]]; then
+                echo "     (the tree changed during the build: not stored for the system mode)"
+        elif stored=$(python3 "$SRC/kernel/debcache.py" store "$deb_key" "$deb"); then
+                pass "latnice_${version}_amd64.deb stored for the system mode: $stored"
+        else
+                fail "latnice_${version}_amd64.deb could not be stored in the package cache"
+        fi
+        exec {deb_lock_fd}>&-
+fi
 
 # The same tree built again, at another path, with the BTF in sight (and without the unit suite):
 # the same packages, byte for byte (dh's SOURCE_DATE_EPOCH is debian/changelog's date).
