@@ -91,8 +91,9 @@ deb_key=$(python3 "$SRC/kernel/debcache.py" key) && deb_lock=$(python3 "$SRC/ker
         exec {deb_lock_fd}>"$deb_lock" && flock -n "$deb_lock_fd" ||
         { echo "     (not sharing the package with the system mode: it is building its own, or there is no cache)"
           deb_key=; }
+# -jauto: ninja and the unit suite on every CPU (debhelper's default without it is one job).
 t0=$EPOCHREALTIME
-(cd "$WORK/src/latnice" && no_btf dpkg-buildpackage -b -uc -us) > "$WORK/build.log" {deb_lock_fd}>&- 2>&1
+(cd "$WORK/src/latnice" && no_btf dpkg-buildpackage -b -uc -us -jauto) > "$WORK/build.log" {deb_lock_fd}>&- 2>&1
 rc=$?
 if [[ $rc != 0 ]]; then
         tail -n 60 "$WORK/build.log"
@@ -126,7 +127,7 @@ fi
 # the same packages, byte for byte (dh's SOURCE_DATE_EPOCH is debian/changelog's date).
 copy_tree "$WORK/again/tree-$$"
 t0=$EPOCHREALTIME
-if (cd "$WORK/again/tree-$$" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -uc -us) > "$WORK/build-again.log" 2>&1; then
+if (cd "$WORK/again/tree-$$" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -uc -us -jauto) > "$WORK/build-again.log" 2>&1; then
         pass "built again at another path ($(elapsed "$t0") s, nocheck)"
         for f in $(cd "$WORK/src" && ls *.deb); do
                 if cmp -s "$WORK/src/$f" "$WORK/again/$f"; then
