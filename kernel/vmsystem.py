@@ -25,7 +25,9 @@ be had here (the reason is printed). Python 3 standard library only.
 """
 
 import argparse
+import base64
 import fcntl
+import gzip
 import inspect
 import os
 import re
@@ -44,6 +46,8 @@ from vmtest import Skip, Failure, log, run, sha256, need_tool, EXIT_SKIP  # noqa
 SRC = os.path.dirname(HERE)
 ROOTFS_CACHE = os.environ.get("LATNICE_ROOTFS_CACHE", "/var/cache/latnice/rootfs")
 DRIVER = os.path.join(HERE, "vmsystem-run.sh")
+BENCH_DRIVER = os.path.join(HERE, "vmbench-run.sh")
+BENCH_DIR = os.path.join(SRC, "bench", "desktop")
 KERNELS = ("6.1", "6.12", "debian-6.12")
 
 MIRROR = os.environ.get("LATNICE_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -53,12 +57,13 @@ SOURCES = ("deb %s bookworm main" % MIRROR,
            "deb %s bookworm-security main" % SECURITY)
 # What latnice's package needs (its shlibs Depends and Recommends; checked
 # against the built .deb below), an init system, Debian's 6.12 kernel and
-# the few tools the driver uses (bash, coreutils, util-linux are essential).
+# the few tools the driver uses (bash, coreutils, util-linux are essential),
+# and python3 for the desktop benchmark's sitting (--bench: bench/desktop/run.py).
 # (latnice-focus, with libxcb1, is not installed here.)
 PACKAGES = (
     "systemd", "systemd-sysv", "udev", "dbus", "polkitd",
     "libbpf1", "libelf1", "libinih1", "libsystemd0", "zlib1g",
-    "mawk", "kmod", "initramfs-tools", "linux-image-6.12-cloud-amd64",
+    "mawk", "kmod", "initramfs-tools", "linux-image-6.12-cloud-amd64", "python3",
 )
 IMAGE_SIZE = "2G"
 
@@ -203,7 +208,7 @@ def build_deb(timings):
         logfile = os.path.join(work, "build.log")
         log("dpkg-buildpackage -b -uc -us (DEB_BUILD_OPTIONS=nocheck; log: %s)" % logfile)
         env = dict(os.environ, DEB_BUILD_OPTIONS="nocheck")
-        run(["dpkg-buildpackage", "-b", "-uc", "-us"], cwd=src, logfile=logfile, env=env, timeout=1200)
+        run(["dpkg-buildpackage", "-b", "-uc", "-us", "-jauto"], cwd=src, logfile=logfile, env=env, timeout=1200)
         debs = [f for f in os.listdir(work) if f.startswith("latnice_") and f.endswith("_amd64.deb")]
         if len(debs) != 1:
             raise Failure("dpkg-buildpackage made %s, not one latnice_*_amd64.deb" % debs)
@@ -237,18 +242,28 @@ def check_deb_against_image(deb, rootfs):
                       "\n  ".join(missing))
 
 
-def make_payload(kind, deb, rundir, logfile):
-    """The second disk: the driver, the package, lntest (static), the kind of kernel."""
+def make_payload(kind, deb, rundir, logfile, bench=None):
+    """The second disk: the driver, the package, lntest (static), the kind of kernel; with bench (run.py's
+    arguments), the desktop benchmark's driver, run.py and lnbench-desktop (static) instead of lntest."""
     pay = os.path.join(rundir, "payload")
     os.makedirs(pay)
-    shutil.copyfile(DRIVER, os.path.join(pay, "run.sh"))
+    shutil.copyfile(DRIVER if bench is None else BENCH_DRIVER, os.path.join(pay, "run.sh"))
     os.chmod(os.path.join(pay, "run.sh"), 0o755)
     shutil.copyfile(deb, os.path.join(pay, os.path.basename(deb)))
     bindir = os.path.join(rundir, "bin")
     os.makedirs(bindir)
-    progs = vmtest.build_tests(bindir, logfile)
-    shutil.copyfile(progs["lntest"], os.path.join(pay, "lntest"))
-    os.chmod(os.path.join(pay, "lntest"), 0o755)
+    if bench is None:
+        progs = vmtest.build_tests(bindir, logfile)
+        shutil.copyfile(progs["lntest"], os.path.join(pay, "lntest"))
+        os.chmod(os.path.join(pay, "lntest"), 0o755)
+    else:
+        gcc = need_tool("gcc", "gcc")
+        run([gcc, "-static", "-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", "-Wall", "-Werror",
+             "-I", os.path.join(SRC, "include"), "-o", os.path.join(pay, "lnbench-desktop"),
+             os.path.join(BENCH_DIR, "desktop-bench.c"), "-lm"], logfile=logfile)
+        shutil.copyfile(os.path.join(BENCH_DIR, "run.py"), os.path.join(pay, "run.py"))
+        with open(os.path.join(pay, "bench-args"), "w") as f:
+            f.write(bench + "\n")
     with open(os.path.join(pay, "kind"), "w") as f:
         f.write(kind + "\n")
     img = os.path.join(rundir, "payload.img")
@@ -262,7 +277,7 @@ def boot(qemu, kernel, initrd, rootimg, payload, args, rundir):
     console = os.path.join(rundir, "console.log")
     append = ("root=/dev/vda rw rootfstype=ext4 console=ttyS0 panic=-1 loglevel=4 "
               "systemd.show_status=error " + ("" if initrd else vmtest.KERNEL_CLOCK + " ") + args.append).strip()
-    cmd = [qemu, "-nographic", "-no-reboot", "-m", str(args.memory), "-smp", vmtest.smp(2),
+    cmd = [qemu, "-nographic", "-no-reboot", "-m", str(args.memory), "-smp", vmtest.smp(args.smp),
            "-kernel", kernel, "-append", append,
            "-drive", "file=%s,format=raw,if=virtio,snapshot=on" % rootimg,
            "-drive", "file=%s,format=raw,if=virtio" % payload,
@@ -272,6 +287,22 @@ def boot(qemu, kernel, initrd, rootimg, payload, args, rundir):
     lines, timed_out = vmtest.run_vm(cmd, args, console, echo=("LNTEST", "LATNICE", "KNOB", "STATUS"),
                                      grace_after_end=60)
     return lines, timed_out, console
+
+
+def bench_output(args, lines):
+    """The sitting's tables (and its cells, as JSON) from the console, to --bench-out and stdout."""
+    tables = [line[len("LNBENCH-DESKTOP "):] for line in lines if line.startswith("LNBENCH-DESKTOP ")]
+    cells = [line.split(" ", 1)[1] for line in lines if line.startswith("LNBENCH-DESKTOP-JSON ")]
+    begin = [line for line in lines if line.startswith("LNTEST BEGIN")]
+    text = "\n".join(["VM: %s, qemu -smp %d (TCG); %s" % (args.kernel, args.smp, begin[0] if begin else "?"),
+                      ""] + tables) + "\n"
+    print(text)
+    if args.bench_out:
+        with open(args.bench_out, "w") as f:
+            f.write(text)
+        if cells:
+            with open(args.bench_out + ".json", "wb") as f:
+                f.write(gzip.decompress(base64.b64decode(cells[-1])))
 
 
 def main():
@@ -285,6 +316,11 @@ def main():
     ap.add_argument("--prepare-only", action="store_true",
                     help="build (or find in the caches) the kernel, root file system and package; no boot")
     ap.add_argument("--append", default="", help="more kernel command line (e.g. systemd.show_status=1)")
+    ap.add_argument("--smp", type=int, default=2, help="the VM's CPUs")
+    ap.add_argument("--bench", metavar="ARGS",
+                    help="instead of the checks, the desktop benchmark's sitting (bench/desktop/run.py ARGS, "
+                         "e.g. '--loads light,storm --rounds 3'); its tables go to --bench-out")
+    ap.add_argument("--bench-out", metavar="FILE", help="with --bench: the tables (markdown); FILE.json the cells")
     ap.add_argument("-v", "--verbose", action="store_true", help="echo the whole console")
     args = ap.parse_args()
 
@@ -337,7 +373,7 @@ def run_system(args, timings):
         if os.path.exists(rundir):
             shutil.rmtree(rundir)
         os.makedirs(rundir)
-        payload = make_payload(kind, deb, rundir, os.path.join(rundir, "payload.log"))
+        payload = make_payload(kind, deb, rundir, os.path.join(rundir, "payload.log"), args.bench)
         t = time.time()
         lines, timed_out, console = boot(qemu, kernel, initrd, os.path.join(rootfs, "root.img"),
                                          payload, args, rundir)
@@ -350,6 +386,8 @@ def run_system(args, timings):
         print("vmsystem: 1 failed (setup)")
         return 1
 
+    if args.bench is not None:
+        bench_output(args, lines)
     results = vmtest.parse_results(lines, timed_out, console, args.timeout)
     counts = vmtest.print_results("vmsystem: results for %s:" % args.kernel, results)
     for line in lines:

@@ -8,6 +8,7 @@ terminal "foot"; see desktop-bench.c for its output format) against three loads:
   build   one clean build of a scratch copy of this project (ninja -j 2*nproc of the daemon
           and the CLI: gcc's cc1, as, ld and clang for BPF, as any C tree has), timed;
   heavy   the same build while a hackbench-like message storm runs;
+  storm   the message storm alone, for --light-seconds (where no compiler is: the VM's image);
 under each configuration:
   none            no daemon;
   desktop         latniced with the shipped desktop profile, installed as users have it:
@@ -118,6 +119,8 @@ def profile_variant(text, kind):
 
 
 CONFIGS = ["none", "desktop", "sensitive-only", "strong"]
+LOADS = ["light", "build", "heavy", "storm"]
+TIMED_LOADS = ("light", "storm")  # run for --light-seconds; the others for one build
 
 
 # ---------------------------------------------------------------- processes
@@ -255,13 +258,13 @@ def run_cell(args, config, load, daemon, profile_text, build):
         if load in ("light",):
             for _ in range(os.cpu_count() or 1):
                 hogs.append(subprocess.Popen([args.bench, "hog"], start_new_session=True))
-        if load == "heavy":
+        if load in ("heavy", "storm"):
             storm = subprocess.Popen([args.bench, "storm", str(args.storm_groups), str(args.storm_pairs)],
                                      start_new_session=True)
-        duration = args.light_seconds if load == "light" else 3600
+        duration = args.light_seconds if load in TIMED_LOADS else 3600
         bench = subprocess.Popen([args.bench, "run", "--duration", str(duration), "--warmup", str(args.warmup)],
                                  stdout=subprocess.PIPE, text=True)
-        if load == "light":
+        if load in TIMED_LOADS:
             out, _ = bench.communicate(timeout=duration + args.warmup + 60)
         else:
             cell["build_s"] = build.run()
@@ -335,7 +338,7 @@ def tables(results, configs, loads):
     lines = []
     for load in loads:
         base_cells = [c for c in results if c["load"] == load and c["config"] == "none"]
-        cols = [f for f in FIGURES if f[1] is not None or load != "light"]
+        cols = [f for f in FIGURES if f[1] is not None or load not in TIMED_LOADS]
         lines.append(f"### load: {load}\n")
         lines.append("| config | " + " | ".join(c[0] for c in cols) + " |")
         lines.append("|---" * (len(cols) + 1) + "|")
@@ -387,7 +390,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--loads", default="light,build,heavy")
     ap.add_argument("--configs", default=",".join(CONFIGS))
-    ap.add_argument("--light-seconds", type=float, default=15)
+    ap.add_argument("--light-seconds", type=float, default=15, help="how long a light or storm cell runs")
     ap.add_argument("--warmup", type=float, default=1)
     ap.add_argument("--jobs", type=int, default=2 * (os.cpu_count() or 1))
     ap.add_argument("--build-targets", default="daemon/latniced ctl/latnicectl",
@@ -413,8 +416,8 @@ def main():
         if c not in CONFIGS:
             sys.exit(f"unknown configuration {c}: {', '.join(CONFIGS)}")
     for lo in loads:
-        if lo not in ("light", "build", "heavy"):
-            sys.exit(f"unknown load {lo}: light, build, heavy")
+        if lo not in LOADS:
+            sys.exit(f"unknown load {lo}: {', '.join(LOADS)}")
     if "none" not in configs:
         configs.insert(0, "none")
     with open(os.path.join(args.profiles, "desktop.conf")) as f:
