@@ -67,15 +67,11 @@ int applied_table_put(AppliedTable *t, AppliedProcess *e) {
 
         if (t->n_entries >= UINT32_MAX - 1)
                 return -E2BIG;
-        r = pid_index_reserve(&t->index, t->entries, t->n_entries);
+        r = pid_index_append(&t->index, (void **) &t->entries, &t->alloc_entries, &t->n_entries, e,
+                             sizeof(AppliedProcess));
         if (r < 0)
                 return r;
-        r = array_grow((void **) &t->entries, &t->alloc_entries, t->n_entries, sizeof(AppliedProcess));
-        if (r < 0)
-                return r;
-        t->entries[t->n_entries] = *e;
         e->rule = e->rule_name = NULL;
-        pid_index_set(&t->index, t->entries, e->pid, (uint32_t) t->n_entries++);
         return 0;
 }
 

@@ -4,23 +4,16 @@
 #include <string.h>
 
 #include "foreground.h"
+#include "string-table.h"
 #include "util.h"
 
-static const char *const cover_names[_FOREGROUND_COVER_MAX] = {
+static const char *const foreground_cover_table[_FOREGROUND_COVER_MAX] = {
         [FOREGROUND_COVER_UNIT] = "unit",
         [FOREGROUND_COVER_TREE] = "tree",
 };
 
-const char *foreground_cover_to_string(ForegroundCover c) {
-        return c >= 0 && c < _FOREGROUND_COVER_MAX ? cover_names[c] : NULL;
-}
-
-ForegroundCover foreground_cover_from_string(const char *s) {
-        for (ForegroundCover i = 0; s && i < _FOREGROUND_COVER_MAX; i++)
-                if (strcmp(s, cover_names[i]) == 0)
-                        return i;
-        return _FOREGROUND_COVER_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(foreground_cover, ForegroundCover);
+DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(foreground_cover, ForegroundCover);
 
 ForegroundAction foreground_decide(const ForegroundView *v, int boost) {
         if (v->realtime)

@@ -19,6 +19,42 @@
 #include "profile.h"
 #include "util.h"
 
+/* A reply that is one array of sig, open for its elements. */
+static int reply_new_array(sd_bus_message *call, const char *sig, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', sig);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(reply);
+        return 0;
+}
+
+/* Closes the array reply_new_array() opened and sends the reply. */
+static int reply_send_array(sd_bus_message *reply) {
+        int r;
+
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* The process a GetTask or an Explain is about: only root and the process's own user may read it. */
+static int target_read_own(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd, Target *t,
+                           sd_bus_error *error) {
+        int r;
+
+        r = target_read(m->proc_fd, call, c, by_pidfd, t, error);
+        if (r < 0)
+                return r;
+        return target_check_owner(c, t, error);
+}
+
 static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(freep) pid_t *tids = NULL;
@@ -30,10 +66,7 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
         BusEsc es = {};
         int r, n;
 
-        r = target_read(m->proc_fd, call, c, by_pidfd, &t, error);
-        if (r < 0)
-                return r;
-        r = target_check_owner(c, &t, error);
+        r = target_read_own(m, call, c, by_pidfd, &t, error);
         if (r < 0)
                 return r;
         r = sched_thread_get(&m->probe, t.pid, &main_thread);
@@ -99,9 +132,7 @@ static int list_applied(Manager *m, sd_bus_message *call, const BusCaller *c, bo
         size_t i = 0;
         int r;
 
-        r = sd_bus_message_new_method_return(call, &reply);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(usiss)");
+        r = reply_new_array(call, "(usiss)", &reply);
         if (r < 0)
                 return r;
         while (m->applied && (e = applied_table_next(m->applied, &i))) {
@@ -124,10 +155,7 @@ static int list_applied(Manager *m, sd_bus_message *call, const BusCaller *c, bo
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return reply_send_array(reply);
 }
 CALLER_METHOD(method_list_applied, list_applied, false)
 
@@ -140,10 +168,7 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
         TaskInfo t;
         int r;
 
-        r = target_read(m->proc_fd, call, c, by_pidfd, &tg, error);
-        if (r < 0)
-                return r;
-        r = target_check_owner(c, &tg, error);
+        r = target_read_own(m, call, c, by_pidfd, &tg, error);
         if (r < 0)
                 return r;
         if (!m->rules)
@@ -204,10 +229,7 @@ int method_list_rules(sd_bus_message *call, void *userdata, sd_bus_error *error)
         Manager *m = userdata;
         int r;
 
-        r = sd_bus_message_new_method_return(call, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(sssuiasbs)");
+        r = reply_new_array(call, "(sssuiasbs)", &reply);
         for (size_t i = 0; r >= 0 && m->rules && i < m->rules->n_rules; i++) {
                 const Rule *q = &m->rules->rules[i];
                 BusEsc e = {};
@@ -225,11 +247,9 @@ int method_list_rules(sd_bus_message *call, void *userdata, sd_bus_error *error)
                 if (r >= 0)
                         r = sd_bus_message_close_container(reply);
         }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return reply_send_array(reply);
 }
 
 int method_list_profiles(sd_bus_message *call, void *userdata, sd_bus_error *error) {
@@ -241,10 +261,7 @@ int method_list_profiles(sd_bus_message *call, void *userdata, sd_bus_error *err
         r = profile_list(m->options.root, m->options.profile_dir, &names);
         if (r < 0)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot list profiles: %s", strerror(-r));
-        r = sd_bus_message_new_method_return(call, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ssb)");
+        r = reply_new_array(call, "(ssb)", &reply);
         for (char **n = names; r >= 0 && n && *n; n++) {
                 _cleanup_(freep) char *path = NULL;
                 BusEsc e = {};
@@ -254,9 +271,7 @@ int method_list_profiles(sd_bus_message *call, void *userdata, sd_bus_error *err
                                           (int) streq_ptr(*n, m->profile));
                 r = bus_esc_done(&e, r);
         }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return reply_send_array(reply);
 }

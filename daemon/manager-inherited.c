@@ -43,7 +43,6 @@ static Inherited *table_get(InheritedTable *t, pid_t pid) {
 
 static int table_put(InheritedTable *t, const Inherited *d) {
         Inherited *old = table_get(t, d->pid);
-        int r;
 
         if (old) {
                 *old = *d;
@@ -51,15 +50,7 @@ static int table_put(InheritedTable *t, const Inherited *d) {
         }
         if (t->n >= LATNICE_INHERITED_MAX)
                 return -E2BIG;
-        r = pid_index_reserve(&t->index, t->entries, t->n);
-        if (r < 0)
-                return r;
-        r = array_grow((void **) &t->entries, &t->alloc, t->n, sizeof(Inherited));
-        if (r < 0)
-                return r;
-        t->entries[t->n] = *d;
-        pid_index_set(&t->index, t->entries, d->pid, (uint32_t) t->n++);
-        return 0;
+        return pid_index_append(&t->index, (void **) &t->entries, &t->alloc, &t->n, d, sizeof(Inherited));
 }
 
 static void table_remove(InheritedTable *t, pid_t pid) {

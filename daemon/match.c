@@ -17,6 +17,7 @@
 #include <fnmatch.h>
 
 #include "match.h"
+#include "string-table.h"
 #include "util.h"
 
 static bool value_matches(const char *pattern, const char *s) {
@@ -439,9 +440,7 @@ static const char *const match_how_table[_MATCH_HOW_MAX] = {
         [MATCH_HOW_UNIT] = "unit",
 };
 
-const char *match_how_to_string(MatchHow h) {
-        return h >= 0 && h < _MATCH_HOW_MAX ? match_how_table[h] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(match_how, MatchHow);
 
 const Rule *match_unit(const RuleSet *s, const char *unit) {
         for (size_t i = 0; i < s->n_rules; i++) {

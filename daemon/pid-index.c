@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pid-index.h"
+#include "util.h"
 
 static size_t home_of(const PidIndex *x, pid_t pid) {
         return (size_t) (((uint32_t) pid * 2654435769U) & (uint32_t) (x->n_slots - 1));
@@ -48,6 +50,21 @@ int pid_index_reserve(PidIndex *x, const void *entries, size_t n) {
         if ((n + 1) * 4 <= x->n_slots * 3)
                 return 0;
         return rehash(x, entries, n, x->n_slots ? x->n_slots * 2 : PID_INDEX_MIN_SLOTS);
+}
+
+int pid_index_append(PidIndex *x, void **entries, size_t *alloc, size_t *n, const void *e, size_t size) {
+        int r;
+
+        r = pid_index_reserve(x, *entries, *n);
+        if (r < 0)
+                return r;
+        r = array_grow(entries, alloc, *n, size);
+        if (r < 0)
+                return r;
+        memcpy((char *) *entries + *n * size, e, size);
+        pid_index_set(x, *entries, x->key(*entries, (uint32_t) *n), (uint32_t) *n);
+        (*n)++;
+        return 0;
 }
 
 void pid_index_set(PidIndex *x, const void *entries, pid_t pid, uint32_t k) {

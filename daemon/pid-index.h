@@ -31,6 +31,12 @@ uint32_t pid_index_get(const PidIndex *x, const void *entries, pid_t pid);
  * its load at most 3/4: 0 or -ENOMEM.
  */
 int pid_index_reserve(PidIndex *x, const void *entries, size_t n);
+/*
+ * Appends a copy of e (size bytes) to the dense array *entries of *n entries
+ * (room for *alloc, grown with array_grow()) and indexes it under its pid:
+ * 0, or -ENOMEM with the table as it was.
+ */
+int pid_index_append(PidIndex *x, void **entries, size_t *alloc, size_t *n, const void *e, size_t size);
 /* pid's entry is k from now on: a new one (after pid_index_reserve()), or one that moved. */
 void pid_index_set(PidIndex *x, const void *entries, pid_t pid, uint32_t k);
 /* pid leaves the index (its entry may then be moved or dropped). */

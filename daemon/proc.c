@@ -201,40 +201,52 @@ bool proc_pid_is(int proc_fd, pid_t pid, uint64_t start_time) {
 /* NSS answers in a caller's buffer; a group with many members needs a big one (ERANGE: try bigger). */
 #define NSS_BUFFER_MAX (4 * 1024 * 1024)
 
-char *uid_to_name(uid_t uid) {
-        struct passwd pw, *res = NULL;
+/* One NSS lookup into buf: 0 with *ret_name (NULL: no such id), or the error number getpwuid_r() and
+ * getgrgid_r() return (ERANGE: buf is too small). */
+typedef int (*NssLookup)(unsigned id, char *buf, size_t size, const char **ret_name);
 
-        for (size_t size = 1024; size <= NSS_BUFFER_MAX; size *= 4) {
+static int nss_lookup_user(unsigned id, char *buf, size_t size, const char **ret_name) {
+        struct passwd pw, *res = NULL;
+        int r;
+
+        r = getpwuid_r((uid_t) id, &pw, buf, size, &res);
+        *ret_name = r == 0 && res ? res->pw_name : NULL;
+        return r;
+}
+
+static int nss_lookup_group(unsigned id, char *buf, size_t size, const char **ret_name) {
+        struct group gr, *res = NULL;
+        int r;
+
+        r = getgrgid_r((gid_t) id, &gr, buf, size, &res);
+        *ret_name = r == 0 && res ? res->gr_name : NULL;
+        return r;
+}
+
+/* A copy of the name lookup gives id, the buffer grown from size as long as NSS says ERANGE. */
+static char *nss_name(NssLookup lookup, unsigned id, size_t size) {
+        for (; size <= NSS_BUFFER_MAX; size *= 4) {
                 _cleanup_(freep) char *buf = malloc(size);
+                const char *name;
                 int r;
 
                 if (!buf)
                         return NULL;
-                r = getpwuid_r(uid, &pw, buf, size, &res);
+                r = lookup(id, buf, size, &name);
                 if (r == 0)
-                        return res ? strdup(res->pw_name) : NULL;
+                        return name ? strdup(name) : NULL;
                 if (r != ERANGE)
                         return NULL;
         }
         return NULL;
 }
 
+char *uid_to_name(uid_t uid) {
+        return nss_name(nss_lookup_user, uid, 1024);
+}
+
 char *gid_to_name(gid_t gid) {
-        struct group gr, *res = NULL;
-
-        for (size_t size = 4096; size <= NSS_BUFFER_MAX; size *= 4) {
-                _cleanup_(freep) char *buf = malloc(size);
-                int r;
-
-                if (!buf)
-                        return NULL;
-                r = getgrgid_r(gid, &gr, buf, size, &res);
-                if (r == 0)
-                        return res ? strdup(res->gr_name) : NULL;
-                if (r != ERANGE)
-                        return NULL;
-        }
-        return NULL;
+        return nss_name(nss_lookup_group, gid, 4096);
 }
 
 static ProcExeFallback exe_fallback;

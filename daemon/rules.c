@@ -15,6 +15,7 @@
 #include "foreground.h"
 #include "latnice/uapi.h"
 #include "rules-parse.h"
+#include "string-table.h"
 #include "util.h"
 
 #ifndef LATNICE_VENDOR_RULE_DIR
@@ -52,31 +53,17 @@ static const char * const threads_mode_table[_THREADS_MODE_MAX] = {
         [THREADS_MAIN] = "main",
 };
 
-const char *match_key_to_string(MatchKey k) {
-        return k >= 0 && k < _MATCH_KEY_MAX ? match_key_table[k] : NULL;
-}
+static const char * const conf_file_state_table[] = {
+        [CONF_FILE_ACTIVE] = "active",
+        [CONF_FILE_HIDDEN] = "hidden",
+        [CONF_FILE_MASKED] = "masked",
+        [CONF_FILE_BROKEN] = "broken",
+};
 
-const char *rule_kind_to_string(RuleKind k) {
-        return k >= 0 && k < _RULE_KIND_MAX ? rule_kind_table[k] : NULL;
-}
-
-const char *threads_mode_to_string(ThreadsMode m) {
-        return m >= 0 && m < _THREADS_MODE_MAX ? threads_mode_table[m] : NULL;
-}
-
-const char *conf_file_state_to_string(ConfFileState s) {
-        switch (s) {
-        case CONF_FILE_ACTIVE:
-                return "active";
-        case CONF_FILE_HIDDEN:
-                return "hidden";
-        case CONF_FILE_MASKED:
-                return "masked";
-        case CONF_FILE_BROKEN:
-                return "broken";
-        }
-        return NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(match_key, MatchKey);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(rule_kind, RuleKind);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(threads_mode, ThreadsMode);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(conf_file_state, ConfFileState);
 
 char *rule_format_key(const Rule *rule, MatchKey k) {
         _cleanup_(freep) char *v = NULL;
@@ -512,6 +499,17 @@ static int parse_words(ParseContext *c, const char *key, const char *value, char
         return 0;
 }
 
+/* A yes/no key (Inherit=, Override=): *ret takes the value, or the line gets the error. */
+static void parse_boolean_key(ParseContext *c, unsigned line, const char *key, const char *value, bool *ret) {
+        int r;
+
+        r = parse_boolean(value);
+        if (r < 0)
+                parse_error(c, line, "%s=%s is not a boolean; expected yes or no", key, value);
+        else
+                *ret = r;
+}
+
 static int parse_handler(void *userdata, const char *section, const char *key, const char *value) {
         ParseContext *c = userdata;
         unsigned line = c->reader.line;
@@ -561,19 +559,11 @@ static int parse_handler(void *userdata, const char *section, const char *key, c
                         rule->threads = THREADS_MAIN;
                 else
                         parse_error(c, line, "Threads=%s is invalid; expected 'all' or 'main'", value);
-        } else if (strcmp(key, "Inherit") == 0) {
-                r = parse_boolean(value);
-                if (r < 0)
-                        parse_error(c, line, "Inherit=%s is not a boolean; expected yes or no", value);
-                else
-                        rule->inherit = r;
-        } else if (strcmp(key, "Override") == 0) {
-                r = parse_boolean(value);
-                if (r < 0)
-                        parse_error(c, line, "Override=%s is not a boolean; expected yes or no", value);
-                else
-                        rule->override = r;
-        } else {
+        } else if (strcmp(key, "Inherit") == 0)
+                parse_boolean_key(c, line, key, value, &rule->inherit);
+        else if (strcmp(key, "Override") == 0)
+                parse_boolean_key(c, line, key, value, &rule->override);
+        else {
                 const char *hint = NULL;
                 static const char * const actions[] = { "LatencyNice", "Threads", "Override", "Inherit" };
 
@@ -827,16 +817,12 @@ static int config_foreground(ConfigContext *c, const char *key, const char *valu
         return 1;
 }
 
-const char *daemon_scheduler_to_string(DaemonScheduler s) {
-        switch (s) {
-        case DAEMON_SCHEDULER_NONE:
-                return "none";
-        case DAEMON_SCHEDULER_LATNICE:
-                return "latnice";
-        default:
-                return NULL;
-        }
-}
+static const char * const daemon_scheduler_table[_DAEMON_SCHEDULER_MAX] = {
+        [DAEMON_SCHEDULER_NONE] = "none",
+        [DAEMON_SCHEDULER_LATNICE] = "latnice",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(daemon_scheduler, DaemonScheduler);
 
 static int config_handler(void *userdata, const char *section, const char *key, const char *value) {
         ConfigContext *c = userdata;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sched-ext.h"
+#include "string-table.h"
 
 static const char *const scx_state_table[_SCX_STATE_MAX] = {
         [SCX_ABSENT] = "absent",
@@ -22,11 +23,7 @@ static const char *const scx_state_table[_SCX_STATE_MAX] = {
         [SCX_UNKNOWN] = "unknown",
 };
 
-const char *scx_state_to_string(ScxState s) {
-        if ((unsigned) s >= _SCX_STATE_MAX)
-                return NULL;
-        return scx_state_table[s];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(scx_state, ScxState);
 
 ScxState scx_state_parse(const char *buf, size_t n) {
         if (!buf)

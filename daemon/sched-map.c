@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sched-map.h"
+#include "string-table.h"
 
 /* The kernel's sched_prio_to_weight[] (kernel/sched/core.c), nice -20..19. */
 static const uint32_t prio_to_weight[LATNICE_WIDTH] = LATNICE_PRIO_TO_WEIGHT;
@@ -14,20 +15,8 @@ static const char * const backend_table[_BACKEND_MAX] = {
         [BACKEND_EEVDF_SLICE] = "eevdf-slice",
 };
 
-const char *backend_to_string(Backend b) {
-        if ((unsigned) b >= _BACKEND_MAX)
-                return NULL;
-        return backend_table[b];
-}
-
-Backend backend_from_string(const char *s) {
-        if (!s)
-                return _BACKEND_INVALID;
-        for (unsigned i = 0; i < _BACKEND_MAX; i++)
-                if (strcmp(s, backend_table[i]) == 0)
-                        return (Backend) i;
-        return _BACKEND_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(backend, Backend);
+DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(backend, Backend);
 
 const char *sched_policy_to_string(unsigned policy) {
         switch (policy & ~(unsigned) LATNICE_SCHED_RESET_ON_FORK) {
