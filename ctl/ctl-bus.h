@@ -60,6 +60,8 @@ typedef struct CtlProperty {
  * not in map (a newer latniced) or of another type are skipped.
  */
 int ctl_bus_read_properties(sd_bus_message *reply, const CtlProperty *map, size_t n, void *userdata);
+/* Frees what ctl_bus_read_properties() put in userdata's fields; those with their own read are the caller's. */
+void ctl_bus_properties_done(const CtlProperty *map, size_t n, void *userdata);
 
 /* A reply that does not read as documented (or no memory to read it): says so, CTL_EXIT_FAILURE. */
 int ctl_bad_reply(int r);

@@ -26,21 +26,6 @@ typedef struct Status {
         CtlStats last_stats; /* the last latnicectl stats of this run of latniced */
 } Status;
 
-static void status_done(Status *s) {
-        free(s->version);
-        free(s->backend);
-        free(s->backend_reason);
-        free(s->event_source);
-        free(s->event_source_reason);
-        free(s->profile);
-        free(s->profile_path);
-        free(s->prefilter);
-        free(s->foreground);
-        strv_free(s->rule_files);
-        strv_free(s->rule_errors);
-        ctl_stats_done(&s->last_stats);
-}
-
 /* LastStats: a struct of what CollectStats returns. */
 static int read_last_stats(sd_bus_message *m, void *field) {
         CtlStats *stats = field;
@@ -82,6 +67,11 @@ static const CtlProperty status_properties[] = {
         { "Foreground", "s", NULL, offsetof(Status, foreground) },
         { "LastStats", "(ttssta(suuttttat))", read_last_stats, offsetof(Status, last_stats) },
 };
+
+static void status_done(Status *s) {
+        ctl_bus_properties_done(status_properties, ELEMENTSOF(status_properties), s);
+        ctl_stats_done(&s->last_stats);
+}
 
 typedef struct DaemonCall {
         const char *interface, *method;
