@@ -230,6 +230,14 @@ void ctl_bus_properties_done(const CtlProperty *map, size_t n, void *userdata) {
         }
 }
 
+void ctl_table_add_rule(Table *t, const CtlRule *rule) {
+        table_add_string(t, rule->kind);
+        table_add_string(t, rule->name);
+        table_add_string(t, rule->file);
+        table_add_uint(t, rule->line);
+        table_add_int(t, rule->value);
+}
+
 int ctl_bad_reply(int r) {
         if (r == -ENOMEM)
                 fprintf(stderr, "Out of memory.\n"); /* systemd's log_oom() */
