@@ -216,6 +216,28 @@ int ctl_bus_read_properties(sd_bus_message *reply, const CtlProperty *map, size_
         return r;
 }
 
+void ctl_bus_properties_done(const CtlProperty *map, size_t n, void *userdata) {
+        for (size_t i = 0; i < n; i++) {
+                void *field = (uint8_t *) userdata + map[i].offset;
+
+                /* What read_property() allocated, by the same signatures. */
+                if (map[i].read)
+                        continue;
+                if (map[i].signature[0] == 's')
+                        *(char **) field = mfree(*(char **) field);
+                else if (map[i].signature[0] == 'a')
+                        *(char ***) field = strv_free(*(char ***) field);
+        }
+}
+
+void ctl_table_add_rule(Table *t, const CtlRule *rule) {
+        table_add_string(t, rule->kind);
+        table_add_string(t, rule->name);
+        table_add_string(t, rule->file);
+        table_add_uint(t, rule->line);
+        table_add_int(t, rule->value);
+}
+
 int ctl_bad_reply(int r) {
         if (r == -ENOMEM)
                 fprintf(stderr, "Out of memory.\n"); /* systemd's log_oom() */

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <inttypes.h>
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
@@ -60,6 +61,32 @@ typedef struct CtlProperty {
  * not in map (a newer latniced) or of another type are skipped.
  */
 int ctl_bus_read_properties(sd_bus_message *reply, const CtlProperty *map, size_t n, void *userdata);
+/* Frees what ctl_bus_read_properties() put in userdata's fields; those with their own read are the caller's. */
+void ctl_bus_properties_done(const CtlProperty *map, size_t n, void *userdata);
+
+/*
+ * A rule as latniced names it in its replies ("sssui": kind, name, file,
+ * line, latency nice), valid while the reply is. In a table it is the
+ * columns CTL_RULE_COLUMNS, filled by ctl_table_add_rule(); in a sentence
+ * CTL_RULE_FORMAT_STR with CTL_RULE_FORMAT_VAL(), as sd-id128's macros.
+ */
+typedef struct CtlRule {
+        const char *kind, *name, *file;
+        uint32_t line;
+        int32_t value;
+} CtlRule;
+
+#define CTL_RULE_COLUMNS                \
+        { NULL, "kind", TABLE_STRING }, \
+        { NULL, "name", TABLE_STRING }, \
+        { NULL, "file", TABLE_STRING }, \
+        { NULL, "line", TABLE_UINT },   \
+        { NULL, "latency_nice", TABLE_INT }
+void ctl_table_add_rule(Table *t, const CtlRule *rule);
+
+/* "[Process game] /etc/latnice.d/50-games.conf:3 -> LatencyNice=-10" */
+#define CTL_RULE_FORMAT_STR "[%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
+#define CTL_RULE_FORMAT_VAL(r) (r).kind, (r).name, (r).file, (r).line, (r).value
 
 /* A reply that does not read as documented (or no memory to read it): says so, CTL_EXIT_FAILURE. */
 int ctl_bad_reply(int r);

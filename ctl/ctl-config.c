@@ -31,6 +31,21 @@ bool ctl_wants_offline(const Ctl *ctl) {
         return ctl->tree.root || ctl->tree.profile || ctl->tree.profile_dir || ctl->tree.no_profile;
 }
 
+/*
+ * A verb's rules: the files given, or (files NULL) what latniced would load.
+ * CTL_EXIT_OK and *ret; or it said why not and returns CTL_EXIT_FAILURE.
+ */
+static int load_rules_or_fail(const Ctl *ctl, char * const *files, RuleSet **ret) {
+        int r;
+
+        r = files ? rule_set_load_files(files, ret) : ctl_load_rules(ctl, ret);
+        if (r < 0) {
+                fprintf(stderr, "Failed to load rules: %s\n", strerror(-r));
+                return CTL_EXIT_FAILURE;
+        }
+        return CTL_EXIT_OK;
+}
+
 static void print_errors(const RuleSet *s) {
         for (size_t i = 0; i < s->n_errors; i++) {
                 char buf[1024];
@@ -112,14 +127,9 @@ static int run_check(Ctl *ctl) {
         size_t active = 0, warnings;
         int r;
 
-        if (ctl->n_args > 0)
-                r = rule_set_load_files(ctl->args, &s);
-        else
-                r = ctl_load_rules(ctl, &s);
-        if (r < 0) {
-                fprintf(stderr, "Failed to load rules: %s\n", strerror(-r));
-                return CTL_EXIT_FAILURE;
-        }
+        r = load_rules_or_fail(ctl, ctl->n_args > 0 ? ctl->args : NULL, &s);
+        if (r != CTL_EXIT_OK)
+                return r;
         print_errors(s);
         warnings = print_warnings(s);
         for (size_t i = 0; i < s->n_files; i++)
@@ -148,11 +158,9 @@ static int run_cat_config(Ctl *ctl) {
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         int r;
 
-        r = ctl_load_rules(ctl, &s);
-        if (r < 0) {
-                fprintf(stderr, "Failed to load rules: %s\n", strerror(-r));
-                return CTL_EXIT_FAILURE;
-        }
+        r = load_rules_or_fail(ctl, NULL, &s);
+        if (r != CTL_EXIT_OK)
+                return r;
         if (s->n_files == 0)
                 printf("# no rule files in %s, %s or %s\n", rule_dirs[0], rule_dirs[1], rule_dirs[2]);
         for (size_t i = 0; i < s->n_files; i++) {
@@ -243,11 +251,9 @@ static int explain_task(const Ctl *ctl, const TaskInfo *t, bool verbose) {
         _cleanup_(freep) char *unit = NULL;
         int r;
 
-        r = ctl_load_rules(ctl, &s);
-        if (r < 0) {
-                fprintf(stderr, "Failed to load rules: %s\n", strerror(-r));
-                return CTL_EXIT_FAILURE;
-        }
+        r = load_rules_or_fail(ctl, NULL, &s);
+        if (r != CTL_EXIT_OK)
+                return r;
         if (s->n_errors > 0)
                 fprintf(stderr,
                         "Failed to load %zu rule%s: errors in the rule files (see 'latnicectl check'), explaining "

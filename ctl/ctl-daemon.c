@@ -26,21 +26,6 @@ typedef struct Status {
         CtlStats last_stats; /* the last latnicectl stats of this run of latniced */
 } Status;
 
-static void status_done(Status *s) {
-        free(s->version);
-        free(s->backend);
-        free(s->backend_reason);
-        free(s->event_source);
-        free(s->event_source_reason);
-        free(s->profile);
-        free(s->profile_path);
-        free(s->prefilter);
-        free(s->foreground);
-        strv_free(s->rule_files);
-        strv_free(s->rule_errors);
-        ctl_stats_done(&s->last_stats);
-}
-
 /* LastStats: a struct of what CollectStats returns. */
 static int read_last_stats(sd_bus_message *m, void *field) {
         CtlStats *stats = field;
@@ -82,6 +67,11 @@ static const CtlProperty status_properties[] = {
         { "Foreground", "s", NULL, offsetof(Status, foreground) },
         { "LastStats", "(ttssta(suuttttat))", read_last_stats, offsetof(Status, last_stats) },
 };
+
+static void status_done(Status *s) {
+        ctl_bus_properties_done(status_properties, ELEMENTSOF(status_properties), s);
+        ctl_stats_done(&s->last_stats);
+}
 
 typedef struct DaemonCall {
         const char *interface, *method;
@@ -326,11 +316,7 @@ static const char rules_usage[] =
 static int run_rules(Ctl *ctl) {
         static const DaemonCall list_rules = { LATNICE_BUS_INTERFACE, "ListRules", "list the rules" };
         static const TableColumn columns[] = {
-                { NULL, "kind", TABLE_STRING },
-                { NULL, "name", TABLE_STRING },
-                { NULL, "file", TABLE_STRING },
-                { NULL, "line", TABLE_UINT },
-                { NULL, "latency_nice", TABLE_INT },
+                CTL_RULE_COLUMNS,
                 { NULL, "match", TABLE_STRV },
                 { NULL, "override", TABLE_BOOL },
                 { NULL, "threads", TABLE_STRING },
@@ -352,12 +338,11 @@ static int run_rules(Ctl *ctl) {
         while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "sssuiasbs")) > 0) {
                 _cleanup_(strv_freep) char **keys = NULL;
                 _cleanup_(freep) char *joined = NULL;
-                const char *kind, *name, *file, *threads;
-                uint32_t line;
-                int32_t value;
+                const char *threads;
+                CtlRule rule;
                 int override;
 
-                r = sd_bus_message_read(reply, "sssui", &kind, &name, &file, &line, &value);
+                r = sd_bus_message_read(reply, "sssui", &rule.kind, &rule.name, &rule.file, &rule.line, &rule.value);
                 if (r >= 0)
                         r = sd_bus_message_read_strv(reply, &keys);
                 if (r >= 0)
@@ -367,17 +352,13 @@ static int run_rules(Ctl *ctl) {
                 if (r < 0)
                         break;
                 joined = strv_join(keys, " ");
-                table_add_string(t, kind);
-                table_add_string(t, name);
-                table_add_string(t, file);
-                table_add_uint(t, line);
-                table_add_int(t, value);
+                ctl_table_add_rule(t, &rule);
                 table_add_strv(t, keys);
                 table_add_bool(t, override);
                 table_add_string(t, threads);
-                table_add_stringf(t, "[%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32 "%s%s\n    %s", kind, name,
-                                  file, line, value, override ? " Override=yes" : "",
-                                  strcmp(threads, "all") == 0 ? "" : " Threads=main", joined ?: "");
+                table_add_stringf(t, CTL_RULE_FORMAT_STR "%s%s\n    %s", CTL_RULE_FORMAT_VAL(rule),
+                                  override ? " Override=yes" : "", strcmp(threads, "all") == 0 ? "" : " Threads=main",
+                                  joined ?: "");
         }
         if (r < 0)
                 return ctl_bad_reply(r);

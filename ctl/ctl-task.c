@@ -258,34 +258,14 @@ const Verb verb_set = {
 
 /* ---- explain ------------------------------------------------------------ */
 
-typedef struct BusRule {
-        const char *kind, *name, *file;
-        uint32_t line;
-        int32_t value;
-} BusRule;
-
-static int read_rule(sd_bus_message *m, BusRule *rule) {
+static int read_rule(sd_bus_message *m, CtlRule *rule) {
         return sd_bus_message_read(m, "(sssui)", &rule->kind, &rule->name, &rule->file, &rule->line, &rule->value);
 }
 
-static const TableColumn rule_columns[] = {
-        { NULL, "kind", TABLE_STRING },
-        { NULL, "name", TABLE_STRING },
-        { NULL, "file", TABLE_STRING },
-        { NULL, "line", TABLE_UINT },
-        { NULL, "latency_nice", TABLE_INT },
-};
-
-static void add_rule(Table *t, const BusRule *rule) {
-        table_add_string(t, rule->kind);
-        table_add_string(t, rule->name);
-        table_add_string(t, rule->file);
-        table_add_uint(t, rule->line);
-        table_add_int(t, rule->value);
-}
+static const TableColumn rule_columns[] = { CTL_RULE_COLUMNS };
 
 /* A rule as JSON (null where none matched), for a cell; NULL in text. */
-static json_object *rule_json(const Table *t, const BusRule *rule) {
+static json_object *rule_json(const Table *t, const CtlRule *rule) {
         _cleanup_(table_freep) Table *v = NULL;
         json_object *j = NULL;
 
@@ -294,7 +274,7 @@ static json_object *rule_json(const Table *t, const BusRule *rule) {
         v = table_new_vertical(rule_columns, ELEMENTSOF(rule_columns), true);
         if (!v)
                 return NULL;
-        add_rule(v, rule);
+        ctl_table_add_rule(v, rule);
         (void) table_finish(v, &j);
         return j;
 }
@@ -350,7 +330,7 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         _cleanup_(freep) char *shadowed_text = NULL, *because_text = NULL;
         json_object *j = NULL;
         _cleanup_(strv_freep) char **task = NULL, **because = NULL;
-        BusRule rule = {}, unit_rule = {}, shadowed[64];
+        CtlRule rule = {}, unit_rule = {}, shadowed[64];
         size_t n_shadowed = 0;
         _cleanup_(freep) char *backend = NULL;
         const char *how;
@@ -404,10 +384,9 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         if (!t || !shadowed_t)
                 return ctl_bad_reply(-ENOMEM);
         for (size_t i = 0; i < n_shadowed; i++) {
-                add_rule(shadowed_t, &shadowed[i]);
-                r = strextendf(&shadowed_text, "%sShadowed: [%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
-                               " (an earlier rule wins)", i ? "\n" : "", shadowed[i].kind, shadowed[i].name,
-                               shadowed[i].file, shadowed[i].line, shadowed[i].value);
+                ctl_table_add_rule(shadowed_t, &shadowed[i]);
+                r = strextendf(&shadowed_text, "%sShadowed: " CTL_RULE_FORMAT_STR " (an earlier rule wins)",
+                               i ? "\n" : "", CTL_RULE_FORMAT_VAL(shadowed[i]));
                 if (r < 0)
                         return ctl_bad_reply(r);
         }
@@ -433,13 +412,11 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         if (isempty(rule.kind))
                 table_add_string(t, "Matched:  no rule; latniced leaves this process alone");
         else if (strcmp(how, "unit") == 0)
-                table_add_stringf(t, "Matched:  [%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
-                                  ", through the unit the process runs in", rule.kind, rule.name, rule.file,
-                                  rule.line, rule.value);
+                table_add_stringf(t, "Matched:  " CTL_RULE_FORMAT_STR ", through the unit the process runs in",
+                                  CTL_RULE_FORMAT_VAL(rule));
         else
-                table_add_stringf(t, "Matched:  [%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32 "\n"
-                                  "  because %s all matched", rule.kind, rule.name, rule.file, rule.line,
-                                  rule.value, because_text ?: "");
+                table_add_stringf(t, "Matched:  " CTL_RULE_FORMAT_STR "\n  because %s all matched",
+                                  CTL_RULE_FORMAT_VAL(rule), because_text ?: "");
         table_add_json(t, rule_json(t, &rule));
         table_add_strv(t, because);
         table_add_string(t, strcmp(how, "foreground") == 0 ?
@@ -453,9 +430,8 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         if (isempty(unit_rule.kind))
                 table_add_string(t, NULL);
         else
-                table_add_stringf(t, "[%s %s] %s:%" PRIu32 " -> LatencyNice=%" PRIi32
-                                  " for the unit; the process rule decides this process", unit_rule.kind,
-                                  unit_rule.name, unit_rule.file, unit_rule.line, unit_rule.value);
+                table_add_stringf(t, CTL_RULE_FORMAT_STR " for the unit; the process rule decides this process",
+                                  CTL_RULE_FORMAT_VAL(unit_rule));
         table_add_json(t, rule_json(t, &unit_rule));
         table_add_string(t, dict_or(task, "unit", NULL));
         table_add_string(t, *note ? note : NULL);
