@@ -32,11 +32,7 @@
 #define NIRI_READS_PER_DISPATCH 16       /* then other sources get their turn (level-triggered) */
 
 struct NiriIpc {
-        FocusSink sink;
-        char *path;
-        int fd;
-        sd_event_source *io;
-        FocusRetry retry;
+        FocusConn conn;       /* first: the source is its FocusConn */
         LineBuffer lines;
         NiriState state;
 };
@@ -225,20 +221,11 @@ int niri_state_line(NiriState *st, const char *line, size_t len, pid_t *ret_pid)
 
 static int niri_connect(void *userdata);
 
-static void niri_close(NiriIpc *n) {
-        n->io = sd_event_source_disable_unref(n->io);
-        if (n->fd >= 0)
-                close(n->fd);
-        n->fd = -1;
+static void niri_close(FocusConn *c) {
+        NiriIpc *n = (NiriIpc *) c;
+
         line_buffer_done(&n->lines);
         niri_state_done(&n->state);
-}
-
-/* Connection lost or refused: what niri said no longer holds; try again later, waiting longer. */
-static void niri_schedule_retry(NiriIpc *n) {
-        niri_close(n);
-        focus_sink_set(&n->sink, 0, "niri");
-        focus_retry_schedule(&n->retry, n->sink.event);
 }
 
 static int niri_on_line(const char *line, size_t len, void *userdata) {
@@ -250,16 +237,16 @@ static int niri_on_line(const char *line, size_t len, void *userdata) {
         if (r == -EPROTO || r == -ENOMEM)
                 return r; /* niri refused the event stream, or we cannot keep up: start again */
         if (r == 1)
-                focus_sink_set(&n->sink, pid, "niri");
-        focus_retry_works(&n->retry); /* a whole line: the connection works */
+                focus_sink_set(&n->conn.sink, pid, "niri");
+        focus_retry_works(&n->conn.retry); /* a whole line: the connection works */
         return 0;
 }
 
 static int niri_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         NiriIpc *n = userdata;
 
-        if (focus_socket_read_lines(n->fd, &n->lines, NIRI_READS_PER_DISPATCH, niri_on_line, n) < 0)
-                niri_schedule_retry(n);
+        if (focus_socket_read_lines(n->conn.fd, &n->lines, NIRI_READS_PER_DISPATCH, niri_on_line, n) < 0)
+                focus_conn_lost(&n->conn);
         return 0;
 }
 
@@ -268,45 +255,22 @@ static int niri_connect(void *userdata) {
         NiriIpc *n = userdata;
         int r;
 
-        r = focus_socket_open(n->sink.event, n->path, request, sizeof(request) - 1, niri_on_io, n, "niri", &n->fd,
-                              &n->io);
-        if (r < 0) {
-                niri_schedule_retry(n);
+        r = focus_conn_open(&n->conn, request, sizeof(request) - 1, niri_on_io);
+        if (r < 0)
                 return r;
-        }
         line_buffer_init(&n->lines, NIRI_LINE_MAX);
         return 0;
 }
 
 int niri_ipc_new(const FocusSink *sink, const char *path, NiriIpc **ret) {
-        NiriIpc *n = malloc(sizeof(NiriIpc));
-        int r;
+        void *n;
+        int r = focus_conn_new(sizeof(NiriIpc), sink, path, "niri", "niri-retry", niri_connect, niri_close, &n);
 
-        if (!n)
-                return -ENOMEM;
-        *n = (NiriIpc) {
-                .sink = *sink,
-                .fd = -1,
-                .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
-                           .description = "niri-retry", .connect = niri_connect, .userdata = n },
-        };
-        r = focus_socket_path(path, &n->path);
-        if (r < 0) {
-                free(n);
-                return r;
-        }
-        /* A first failure is not fatal either: niri may still be starting. */
-        (void) niri_connect(n);
-        *ret = n;
-        return 0;
+        if (r >= 0)
+                *ret = n;
+        return r;
 }
 
 NiriIpc *niri_ipc_free(NiriIpc *n) {
-        if (!n)
-                return NULL;
-        niri_close(n);
-        focus_retry_done(&n->retry);
-        free(n->path);
-        free(n);
-        return NULL;
+        return n ? focus_conn_free(&n->conn) : NULL;
 }

@@ -5,6 +5,7 @@
  * then decide which of our processes is boosted, so a peer of another uid is refused. Also what
  * the sources share once connected: reading a line stream, and connecting again after a backoff.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,4 +127,70 @@ void focus_retry_schedule(FocusRetry *retry, sd_event *event) {
 
 void focus_retry_done(FocusRetry *retry) {
         retry->timer = sd_event_source_unref(retry->timer);
+}
+
+void focus_conn_init(FocusConn *c, const FocusSink *sink, const char *name, const char *retry_description,
+                     int (*on_connect)(void *userdata), void (*on_close)(FocusConn *c)) {
+        *c = (FocusConn) {
+                .sink = *sink,
+                .name = name,
+                .fd = -1,
+                .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
+                           .description = retry_description, .connect = on_connect, .userdata = c },
+                .close = on_close,
+        };
+}
+
+int focus_conn_new(size_t size, const FocusSink *sink, const char *path, const char *name,
+                   const char *retry_description, int (*on_connect)(void *userdata), void (*on_close)(FocusConn *c),
+                   void **ret) {
+        FocusConn *c;
+        int r;
+
+        assert(size >= sizeof(FocusConn));
+        c = calloc(1, size);
+        if (!c)
+                return -ENOMEM;
+        focus_conn_init(c, sink, name, retry_description, on_connect, on_close);
+        r = focus_socket_path(path, &c->path);
+        if (r < 0) {
+                free(c);
+                return r;
+        }
+        (void) on_connect(c);
+        *ret = c;
+        return 0;
+}
+
+int focus_conn_open(FocusConn *c, const void *request, size_t len, sd_event_io_handler_t on_io) {
+        int r = focus_socket_open(c->sink.event, c->path, request, len, on_io, c, c->name, &c->fd, &c->io);
+
+        if (r < 0)
+                focus_conn_lost(c);
+        return r;
+}
+
+void focus_conn_close(FocusConn *c) {
+        c->io = sd_event_source_disable_unref(c->io);
+        if (c->fd >= 0)
+                close(c->fd);
+        c->fd = -1;
+        if (c->close)
+                c->close(c);
+}
+
+void focus_conn_lost(FocusConn *c) {
+        focus_conn_close(c);
+        focus_sink_set(&c->sink, 0, c->name);
+        focus_retry_schedule(&c->retry, c->sink.event);
+}
+
+void *focus_conn_free(FocusConn *c) {
+        if (!c)
+                return NULL;
+        focus_conn_close(c);
+        focus_retry_done(&c->retry);
+        free(c->path);
+        free(c);
+        return NULL;
 }

@@ -43,6 +43,36 @@ static inline void focus_retry_works(FocusRetry *retry) {
 }
 void focus_retry_done(FocusRetry *retry);
 
+/*
+ * What every source keeps of its compositor (focus-socket.c), the first member of its struct: the
+ * sink, the connection (fd and its io source), the socket's path (NULL where the source finds its
+ * own) and the retry, whose connect() gets the source. close(), if set, drops the source's own state
+ * of the connection when the connection is closed.
+ */
+typedef struct FocusConn {
+        FocusSink sink;
+        const char *name;     /* for the sink and the io source: "sway", "niri", "hyprland" */
+        char *path;
+        int fd;
+        sd_event_source *io;
+        FocusRetry retry;
+        void (*close)(struct FocusConn *c);
+} FocusConn;
+void focus_conn_init(FocusConn *c, const FocusSink *sink, const char *name, const char *retry_description,
+                     int (*on_connect)(void *userdata), void (*on_close)(FocusConn *c));
+/* A source of size bytes that starts with a FocusConn, for the socket at path, zeroed otherwise, and
+ * its first connection made (a failure is not fatal: the compositor may still be starting). */
+int focus_conn_new(size_t size, const FocusSink *sink, const char *path, const char *name,
+                   const char *retry_description, int (*on_connect)(void *userdata), void (*on_close)(FocusConn *c),
+                   void **ret);
+/* focus_socket_open() of c->path with the source's on_io: 0, or the connection lost (below). */
+int focus_conn_open(FocusConn *c, const void *request, size_t len, sd_event_io_handler_t on_io);
+void focus_conn_close(FocusConn *c);
+/* Connection lost or refused: what the compositor said no longer holds; try again later, waiting longer. */
+void focus_conn_lost(FocusConn *c);
+/* Closes and frees the source c starts; NULL. */
+void *focus_conn_free(FocusConn *c);
+
 /* Sway and i3-compatible IPC: subscribe ["window"], change "focus", container.pid. */
 typedef struct SwayIpc SwayIpc;
 int sway_ipc_new(const FocusSink *sink, const char *path, SwayIpc **ret);
