@@ -44,7 +44,6 @@ struct HyprIpc {
         FocusConn conn;       /* first: the source is its FocusConn (its path unused: two dirs to try) */
         char *dirs[2];        /* $XDG_RUNTIME_DIR/hypr/SIG, /tmp/hypr/SIG: tried in that order */
         const char *dir;      /* the one the event socket is connected in */
-        LineBuffer lines;
 
         /* What the events said last: a window (want), or anything active (want_any, at connect). */
         uint64_t want;
@@ -251,7 +250,6 @@ static void hypr_close(FocusConn *c) {
         HyprIpc *h = (HyprIpc *) c;
 
         hypr_request_close(h);
-        line_buffer_done(&h->lines);
         h->known = false; /* addresses are pointers: a new Hyprland reuses them */
 }
 
@@ -280,14 +278,6 @@ static int hypr_on_line(const char *line, size_t len, void *userdata) {
         return 0;
 }
 
-static int hypr_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
-        HyprIpc *h = userdata;
-
-        if (focus_socket_read_lines(h->conn.fd, &h->lines, HYPR_READS_PER_DISPATCH, hypr_on_line, h) < 0)
-                focus_conn_lost(&h->conn);
-        return 0;
-}
-
 static int hypr_connect(void *userdata) {
         HyprIpc *h = userdata;
         int r = -ENOENT;
@@ -299,18 +289,14 @@ static int hypr_connect(void *userdata) {
                 if (!h->dirs[i] ||
                     (size_t) snprintf(path, sizeof(path), "%s/.socket2.sock", h->dirs[i]) >= sizeof(path))
                         continue;
-                r = focus_socket_open(h->conn.sink.event, path, NULL, 0, hypr_on_io, h, "hyprland", &h->conn.fd,
-                                      &h->conn.io);
+                r = focus_conn_open(&h->conn, path, NULL, 0, focus_conn_on_lines, true);
                 if (r >= 0)
                         h->dir = h->dirs[i];
-                else
-                        h->conn.fd = -1;
         }
         if (h->conn.fd < 0) {
                 focus_conn_lost(&h->conn);
                 return r;
         }
-        line_buffer_init(&h->lines, HYPR_LINE_MAX);
         /* What has the focus now: the window focused before we (re)connected. Events that come
          * meanwhile are read first where they name another window. */
         h->want_any = true;
@@ -318,6 +304,16 @@ static int hypr_connect(void *userdata) {
         hypr_request(h);
         return 0;
 }
+
+static const FocusSourceType hypr_type = {
+        .name = "hyprland",
+        .retry_description = "hyprland-retry",
+        .connect = hypr_connect,
+        .close = hypr_close,
+        .on_line = hypr_on_line,
+        .line_max = HYPR_LINE_MAX,
+        .reads = HYPR_READS_PER_DISPATCH,
+};
 
 int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, HyprIpc **ret) {
         HyprIpc *h;
@@ -329,7 +325,7 @@ int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runti
         h = calloc(1, sizeof(HyprIpc));
         if (!h)
                 return -ENOMEM;
-        focus_conn_init(&h->conn, sink, "hyprland", "hyprland-retry", hypr_connect, hypr_close);
+        focus_conn_init(&h->conn, &hypr_type, sink);
         h->req_fd = -1;
         if (runtime_dir && *runtime_dir && asprintf(&h->dirs[0], "%s/hypr/%s", runtime_dir, signature) < 0)
                 h->dirs[0] = NULL;

@@ -33,7 +33,6 @@
 
 struct NiriIpc {
         FocusConn conn;       /* first: the source is its FocusConn */
-        LineBuffer lines;
         NiriState state;
 };
 
@@ -224,7 +223,6 @@ static int niri_connect(void *userdata);
 static void niri_close(FocusConn *c) {
         NiriIpc *n = (NiriIpc *) c;
 
-        line_buffer_done(&n->lines);
         niri_state_done(&n->state);
 }
 
@@ -242,29 +240,26 @@ static int niri_on_line(const char *line, size_t len, void *userdata) {
         return 0;
 }
 
-static int niri_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
-        NiriIpc *n = userdata;
-
-        if (focus_socket_read_lines(n->conn.fd, &n->lines, NIRI_READS_PER_DISPATCH, niri_on_line, n) < 0)
-                focus_conn_lost(&n->conn);
-        return 0;
-}
-
 static int niri_connect(void *userdata) {
         static const char request[] = "\"EventStream\"\n";
         NiriIpc *n = userdata;
-        int r;
 
-        r = focus_conn_open(&n->conn, request, sizeof(request) - 1, niri_on_io);
-        if (r < 0)
-                return r;
-        line_buffer_init(&n->lines, NIRI_LINE_MAX);
-        return 0;
+        return focus_conn_open(&n->conn, NULL, request, sizeof(request) - 1, focus_conn_on_lines, false);
 }
+
+static const FocusSourceType niri_type = {
+        .name = "niri",
+        .retry_description = "niri-retry",
+        .connect = niri_connect,
+        .close = niri_close,
+        .on_line = niri_on_line,
+        .line_max = NIRI_LINE_MAX,
+        .reads = NIRI_READS_PER_DISPATCH,
+};
 
 int niri_ipc_new(const FocusSink *sink, const char *path, NiriIpc **ret) {
         void *n;
-        int r = focus_conn_new(sizeof(NiriIpc), sink, path, "niri", "niri-retry", niri_connect, niri_close, &n);
+        int r = focus_conn_new(sizeof(NiriIpc), &niri_type, sink, path, &n);
 
         if (r >= 0)
                 *ret = n;

@@ -129,21 +129,17 @@ void focus_retry_done(FocusRetry *retry) {
         retry->timer = sd_event_source_unref(retry->timer);
 }
 
-void focus_conn_init(FocusConn *c, const FocusSink *sink, const char *name, const char *retry_description,
-                     int (*on_connect)(void *userdata), void (*on_close)(FocusConn *c)) {
+void focus_conn_init(FocusConn *c, const FocusSourceType *type, const FocusSink *sink) {
         *c = (FocusConn) {
+                .type = type,
                 .sink = *sink,
-                .name = name,
                 .fd = -1,
                 .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
-                           .description = retry_description, .connect = on_connect, .userdata = c },
-                .close = on_close,
+                           .description = type->retry_description, .connect = type->connect, .userdata = c },
         };
 }
 
-int focus_conn_new(size_t size, const FocusSink *sink, const char *path, const char *name,
-                   const char *retry_description, int (*on_connect)(void *userdata), void (*on_close)(FocusConn *c),
-                   void **ret) {
+int focus_conn_new(size_t size, const FocusSourceType *type, const FocusSink *sink, const char *path, void **ret) {
         FocusConn *c;
         int r;
 
@@ -151,23 +147,39 @@ int focus_conn_new(size_t size, const FocusSink *sink, const char *path, const c
         c = calloc(1, size);
         if (!c)
                 return -ENOMEM;
-        focus_conn_init(c, sink, name, retry_description, on_connect, on_close);
+        focus_conn_init(c, type, sink);
         r = focus_socket_path(path, &c->path);
         if (r < 0) {
                 free(c);
                 return r;
         }
-        (void) on_connect(c);
+        (void) type->connect(c);
         *ret = c;
         return 0;
 }
 
-int focus_conn_open(FocusConn *c, const void *request, size_t len, sd_event_io_handler_t on_io) {
-        int r = focus_socket_open(c->sink.event, c->path, request, len, on_io, c, c->name, &c->fd, &c->io);
+int focus_conn_open(FocusConn *c, const char *path, const void *request, size_t len, sd_event_io_handler_t on_io,
+                    bool try_more) {
+        int r = focus_socket_open(c->sink.event, path ?: c->path, request, len, on_io, c, c->type->name, &c->fd,
+                                  &c->io);
 
-        if (r < 0)
+        if (r < 0) {
+                c->fd = -1;
+                if (!try_more)
+                        focus_conn_lost(c);
+                return r;
+        }
+        if (c->type->on_line)
+                line_buffer_init(&c->lines, c->type->line_max);
+        return 0;
+}
+
+int focus_conn_on_lines(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        FocusConn *c = userdata;
+
+        if (focus_socket_read_lines(c->fd, &c->lines, c->type->reads, c->type->on_line, c) < 0)
                 focus_conn_lost(c);
-        return r;
+        return 0;
 }
 
 void focus_conn_close(FocusConn *c) {
@@ -175,13 +187,14 @@ void focus_conn_close(FocusConn *c) {
         if (c->fd >= 0)
                 close(c->fd);
         c->fd = -1;
-        if (c->close)
-                c->close(c);
+        line_buffer_done(&c->lines);
+        if (c->type->close)
+                c->type->close(c);
 }
 
 void focus_conn_lost(FocusConn *c) {
         focus_conn_close(c);
-        focus_sink_set(&c->sink, 0, c->name);
+        focus_sink_set(&c->sink, 0, c->type->name);
         focus_retry_schedule(&c->retry, c->sink.event);
 }
 

@@ -43,30 +43,56 @@ static inline void focus_retry_works(FocusRetry *retry) {
 }
 void focus_retry_done(FocusRetry *retry);
 
+/* Newline-delimited streams (focus-lines.c, pure): whole lines of at most 'max' bytes go to
+ * func (without the newline, not NUL-terminated); a longer line is dropped and counted. A
+ * negative return of func stops the feed and is returned. */
+typedef int (*LineFunc)(const char *line, size_t len, void *userdata);
+typedef struct LineBuffer {
+        char *buf;
+        size_t len, cap, max;
+        bool skipping;        /* inside a line that was too long, until its newline */
+        uint64_t dropped;     /* lines dropped for their length */
+} LineBuffer;
+void line_buffer_init(LineBuffer *lb, size_t max);
+void line_buffer_done(LineBuffer *lb);
+int line_buffer_feed(LineBuffer *lb, const char *data, size_t n, LineFunc func, void *userdata);
+
 /*
  * What every source keeps of its compositor (focus-socket.c), the first member of its struct: the
  * sink, the connection (fd and its io source), the socket's path (NULL where the source finds its
- * own) and the retry, whose connect() gets the source. close(), if set, drops the source's own state
- * of the connection when the connection is closed.
+ * own), the retry, whose connect() gets the source, and for a line stream its line buffer.
  */
-typedef struct FocusConn {
-        FocusSink sink;
+typedef struct FocusConn FocusConn;
+typedef struct FocusSourceType {
         const char *name;     /* for the sink and the io source: "sway", "niri", "hyprland" */
+        const char *retry_description;
+        int (*connect)(void *userdata);
+        void (*close)(FocusConn *c); /* if set: drops the source's own state of the connection */
+        /* A line stream (niri, Hyprland), read by focus_conn_on_lines(): whole lines of at most
+         * line_max bytes go to on_line(line, len, source), at most reads reads a dispatch. */
+        LineFunc on_line;
+        size_t line_max;
+        unsigned reads;
+} FocusSourceType;
+struct FocusConn {
+        const FocusSourceType *type;
+        FocusSink sink;
         char *path;
         int fd;
         sd_event_source *io;
         FocusRetry retry;
-        void (*close)(struct FocusConn *c);
-} FocusConn;
-void focus_conn_init(FocusConn *c, const FocusSink *sink, const char *name, const char *retry_description,
-                     int (*on_connect)(void *userdata), void (*on_close)(FocusConn *c));
+        LineBuffer lines;
+};
+void focus_conn_init(FocusConn *c, const FocusSourceType *type, const FocusSink *sink);
 /* A source of size bytes that starts with a FocusConn, for the socket at path, zeroed otherwise, and
  * its first connection made (a failure is not fatal: the compositor may still be starting). */
-int focus_conn_new(size_t size, const FocusSink *sink, const char *path, const char *name,
-                   const char *retry_description, int (*on_connect)(void *userdata), void (*on_close)(FocusConn *c),
-                   void **ret);
-/* focus_socket_open() of c->path with the source's on_io: 0, or the connection lost (below). */
-int focus_conn_open(FocusConn *c, const void *request, size_t len, sd_event_io_handler_t on_io);
+int focus_conn_new(size_t size, const FocusSourceType *type, const FocusSink *sink, const char *path, void **ret);
+/* focus_socket_open() of path (NULL: c->path) with on_io, and for a line stream a fresh line buffer:
+ * 0, or negative (then the connection is lost, below, unless try_more: another path is to be tried). */
+int focus_conn_open(FocusConn *c, const char *path, const void *request, size_t len, sd_event_io_handler_t on_io,
+                    bool try_more);
+/* The io handler of a line stream. */
+int focus_conn_on_lines(sd_event_source *es, int fd, uint32_t revents, void *userdata);
 void focus_conn_close(FocusConn *c);
 /* Connection lost or refused: what the compositor said no longer holds; try again later, waiting longer. */
 void focus_conn_lost(FocusConn *c);
@@ -84,19 +110,6 @@ int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid);
 /* The same for a GET_TREE reply: the focused node's pid, 0 for none. */
 int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid);
 
-/* Newline-delimited streams (focus-lines.c, pure): whole lines of at most 'max' bytes go to
- * func (without the newline, not NUL-terminated); a longer line is dropped and counted. A
- * negative return of func stops the feed and is returned. */
-typedef int (*LineFunc)(const char *line, size_t len, void *userdata);
-typedef struct LineBuffer {
-        char *buf;
-        size_t len, cap, max;
-        bool skipping;        /* inside a line that was too long, until its newline */
-        uint64_t dropped;     /* lines dropped for their length */
-} LineBuffer;
-void line_buffer_init(LineBuffer *lb, size_t max);
-void line_buffer_done(LineBuffer *lb);
-int line_buffer_feed(LineBuffer *lb, const char *data, size_t n, LineFunc func, void *userdata);
 /* One whole JSON value on a line, at most max bytes and depth deep; NULL and *ret_error otherwise. */
 struct json_object;
 struct json_object *json_line_parse(const char *line, size_t len, size_t max, int depth, int *ret_error);

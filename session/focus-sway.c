@@ -205,12 +205,19 @@ static int sway_connect(void *userdata) {
         memcpy(msg + SWAY_HEADER + len, SWAY_MAGIC, 6);
         memcpy(msg + SWAY_HEADER + len + 6, &zero, 4);
         memcpy(msg + SWAY_HEADER + len + 10, &tree, 4);
-        return focus_conn_open(&s->conn, msg, sizeof(msg), sway_on_io);
+        return focus_conn_open(&s->conn, NULL, msg, sizeof(msg), sway_on_io, false);
 }
+
+static const FocusSourceType sway_type = {
+        .name = "sway",
+        .retry_description = "sway-retry",
+        .connect = sway_connect,
+        .close = sway_close,
+};
 
 int sway_ipc_new(const FocusSink *sink, const char *path, SwayIpc **ret) {
         void *s;
-        int r = focus_conn_new(sizeof(SwayIpc), sink, path, "sway", "sway-retry", sway_connect, sway_close, &s);
+        int r = focus_conn_new(sizeof(SwayIpc), &sway_type, sink, path, &s);
 
         if (r >= 0)
                 *ret = s;
