@@ -40,7 +40,7 @@
 #define HYPR_REQUEST_TIMEOUT_USEC 1000000ULL /* Hyprland answers at once or is stuck */
 #define HYPR_READS_PER_DISPATCH 16
 
-struct HyprIpc {
+typedef struct HyprIpc {
         FocusConn conn;       /* first: the source is its FocusConn (its path unused: two dirs to try) */
         char *dirs[2];        /* $XDG_RUNTIME_DIR/hypr/SIG, /tmp/hypr/SIG: tried in that order */
         const char *dir;      /* the one the event socket is connected in */
@@ -59,7 +59,7 @@ struct HyprIpc {
         bool known;
         uint64_t known_address;
         pid_t known_pid;
-};
+} HyprIpc;
 
 /* Exactly 1 to 16 hex digits; 0 is no window. */
 static int hypr_parse_address(const char *s, size_t len, uint64_t *ret) {
@@ -305,17 +305,27 @@ static int hypr_connect(void *userdata) {
         return 0;
 }
 
+/* The socket directories, kept across connections. */
+static void hypr_done(FocusConn *c) {
+        HyprIpc *h = (HyprIpc *) c;
+
+        free(h->dirs[0]);
+        free(h->dirs[1]);
+}
+
 static const FocusSourceType hypr_type = {
+        .size = sizeof(HyprIpc),
         .name = "hyprland",
         .retry_description = "hyprland-retry",
         .connect = hypr_connect,
         .close = hypr_close,
+        .done = hypr_done,
         .on_line = hypr_on_line,
         .line_max = HYPR_LINE_MAX,
         .reads = HYPR_READS_PER_DISPATCH,
 };
 
-int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, HyprIpc **ret) {
+int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, FocusConn **ret) {
         HyprIpc *h;
 
         /* The signature names a directory: one path component, nothing else. */
@@ -332,19 +342,11 @@ int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runti
         if (asprintf(&h->dirs[1], "/tmp/hypr/%s", signature) < 0)
                 h->dirs[1] = NULL;
         if ((runtime_dir && *runtime_dir && !h->dirs[0]) || !h->dirs[1]) {
-                hypr_ipc_free(h);
+                focus_conn_free(&h->conn);
                 return -ENOMEM;
         }
         /* A first failure is not fatal either: Hyprland may still be starting. */
         (void) hypr_connect(h);
-        *ret = h;
+        *ret = &h->conn;
         return 0;
-}
-
-HyprIpc *hypr_ipc_free(HyprIpc *h) {
-        if (!h)
-                return NULL;
-        free(h->dirs[0]);
-        free(h->dirs[1]);
-        return focus_conn_free(&h->conn);
 }

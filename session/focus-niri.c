@@ -31,10 +31,10 @@
 #define NIRI_JSON_DEPTH 16               /* event, body, windows, window, layout, its arrays */
 #define NIRI_READS_PER_DISPATCH 16       /* then other sources get their turn (level-triggered) */
 
-struct NiriIpc {
+typedef struct NiriIpc {
         FocusConn conn;       /* first: the source is its FocusConn */
         NiriState state;
-};
+} NiriIpc;
 
 void niri_state_done(NiriState *st) {
         free(st->windows);
@@ -247,7 +247,8 @@ static int niri_connect(void *userdata) {
         return focus_conn_open(&n->conn, NULL, request, sizeof(request) - 1, focus_conn_on_lines, false);
 }
 
-static const FocusSourceType niri_type = {
+const FocusSourceType niri_source = {
+        .size = sizeof(NiriIpc),
         .name = "niri",
         .retry_description = "niri-retry",
         .connect = niri_connect,
@@ -256,16 +257,3 @@ static const FocusSourceType niri_type = {
         .line_max = NIRI_LINE_MAX,
         .reads = NIRI_READS_PER_DISPATCH,
 };
-
-int niri_ipc_new(const FocusSink *sink, const char *path, NiriIpc **ret) {
-        void *n;
-        int r = focus_conn_new(sizeof(NiriIpc), &niri_type, sink, path, &n);
-
-        if (r >= 0)
-                *ret = n;
-        return r;
-}
-
-NiriIpc *niri_ipc_free(NiriIpc *n) {
-        return n ? focus_conn_free(&n->conn) : NULL;
-}

@@ -139,12 +139,12 @@ void focus_conn_init(FocusConn *c, const FocusSourceType *type, const FocusSink 
         };
 }
 
-int focus_conn_new(size_t size, const FocusSourceType *type, const FocusSink *sink, const char *path, void **ret) {
+int focus_conn_new(const FocusSourceType *type, const FocusSink *sink, const char *path, FocusConn **ret) {
         FocusConn *c;
         int r;
 
-        assert(size >= sizeof(FocusConn));
-        c = calloc(1, size);
+        assert(type->size >= sizeof(FocusConn));
+        c = calloc(1, type->size);
         if (!c)
                 return -ENOMEM;
         focus_conn_init(c, type, sink);
@@ -203,6 +203,8 @@ void *focus_conn_free(FocusConn *c) {
                 return NULL;
         focus_conn_close(c);
         focus_retry_done(&c->retry);
+        if (c->type->done)
+                c->type->done(c);
         free(c->path);
         free(c);
         return NULL;

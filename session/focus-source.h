@@ -64,10 +64,12 @@ int line_buffer_feed(LineBuffer *lb, const char *data, size_t n, LineFunc func, 
  */
 typedef struct FocusConn FocusConn;
 typedef struct FocusSourceType {
+        size_t size;          /* of the source's struct */
         const char *name;     /* for the sink and the io source: "sway", "niri", "hyprland" */
         const char *retry_description;
         int (*connect)(void *userdata);
         void (*close)(FocusConn *c); /* if set: drops the source's own state of the connection */
+        void (*done)(FocusConn *c);  /* if set: frees what the source holds beyond it, at the end */
         /* A line stream (niri, Hyprland), read by focus_conn_on_lines(): whole lines of at most
          * line_max bytes go to on_line(line, len, source), at most reads reads a dispatch. */
         LineFunc on_line;
@@ -84,9 +86,9 @@ struct FocusConn {
         LineBuffer lines;
 };
 void focus_conn_init(FocusConn *c, const FocusSourceType *type, const FocusSink *sink);
-/* A source of size bytes that starts with a FocusConn, for the socket at path, zeroed otherwise, and
- * its first connection made (a failure is not fatal: the compositor may still be starting). */
-int focus_conn_new(size_t size, const FocusSourceType *type, const FocusSink *sink, const char *path, void **ret);
+/* A source of that type for the socket at path (zeroed but for its FocusConn), its first connection
+ * made (a failure is not fatal: the compositor may still be starting). */
+int focus_conn_new(const FocusSourceType *type, const FocusSink *sink, const char *path, FocusConn **ret);
 /* focus_socket_open() of path (NULL: c->path) with on_io, and for a line stream a fresh line buffer:
  * 0, or negative (then the connection is lost, below, unless try_more: another path is to be tried). */
 int focus_conn_open(FocusConn *c, const char *path, const void *request, size_t len, sd_event_io_handler_t on_io,
@@ -96,13 +98,11 @@ int focus_conn_on_lines(sd_event_source *es, int fd, uint32_t revents, void *use
 void focus_conn_close(FocusConn *c);
 /* Connection lost or refused: what the compositor said no longer holds; try again later, waiting longer. */
 void focus_conn_lost(FocusConn *c);
-/* Closes and frees the source c starts; NULL. */
+/* Closes and frees the source c starts (NULL: nothing); NULL. */
 void *focus_conn_free(FocusConn *c);
 
 /* Sway and i3-compatible IPC: subscribe ["window"], change "focus", container.pid. */
-typedef struct SwayIpc SwayIpc;
-int sway_ipc_new(const FocusSink *sink, const char *path, SwayIpc **ret);
-SwayIpc *sway_ipc_free(SwayIpc *s);
+extern const FocusSourceType sway_source; /* focus_conn_new() it for $SWAYSOCK */
 
 /* Pure: the pid a Sway "window" event names, 0 if it names none, -EINVAL for anything else
  * than a focus change. Exposed for tests on recorded events. */
@@ -147,9 +147,7 @@ void niri_state_done(NiriState *st);
  * 0: nothing about the focus (another event, the reply to the request); -EPROTO: niri refused
  * the request; -EINVAL, -E2BIG: not a line we can read (the state is unchanged). */
 int niri_state_line(NiriState *st, const char *line, size_t len, pid_t *ret_pid);
-typedef struct NiriIpc NiriIpc;
-int niri_ipc_new(const FocusSink *sink, const char *path, NiriIpc **ret);
-NiriIpc *niri_ipc_free(NiriIpc *n);
+extern const FocusSourceType niri_source; /* focus_conn_new() it for $NIRI_SOCKET */
 
 /* Hyprland (focus-hyprland.c): events on .socket2.sock, the focused window's pid asked of
  * .socket.sock ("j/activewindow"). Windows are named by address (0: none). */
@@ -164,7 +162,5 @@ enum {
 int hypr_event_parse(const char *line, size_t len, uint64_t *ret_address);
 /* Pure: a j/activewindow reply: its "address" (0 for {}, nothing focused) and "pid" (0 if none). */
 int hypr_reply_parse(const char *json, size_t len, uint64_t *ret_address, pid_t *ret_pid);
-typedef struct HyprIpc HyprIpc;
-/* signature: $HYPRLAND_INSTANCE_SIGNATURE; runtime_dir: $XDG_RUNTIME_DIR or NULL. */
-int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, HyprIpc **ret);
-HyprIpc *hypr_ipc_free(HyprIpc *h);
+/* signature: $HYPRLAND_INSTANCE_SIGNATURE; runtime_dir: $XDG_RUNTIME_DIR or NULL. Freed by focus_conn_free(). */
+int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, FocusConn **ret);

@@ -28,13 +28,13 @@
 #define SWAY_JSON_DEPTH 64 /* root, outputs, workspaces, nested containers */
 #define SWAY_EVENT_WINDOW 0x80000003u
 
-struct SwayIpc {
+typedef struct SwayIpc {
         FocusConn conn;       /* first: the source is its FocusConn */
         uint8_t header[SWAY_HEADER];
         size_t have;          /* bytes of header + body read so far */
         uint32_t len, type;
         char *body;           /* len + 1 bytes once the header is in */
-};
+} SwayIpc;
 
 /* One whole message as JSON, nested at most SWAY_JSON_DEPTH deep; NULL with *ret_error set otherwise. */
 static json_object *sway_parse(const char *json, size_t len, int *ret_error) {
@@ -208,22 +208,10 @@ static int sway_connect(void *userdata) {
         return focus_conn_open(&s->conn, NULL, msg, sizeof(msg), sway_on_io, false);
 }
 
-static const FocusSourceType sway_type = {
+const FocusSourceType sway_source = {
+        .size = sizeof(SwayIpc),
         .name = "sway",
         .retry_description = "sway-retry",
         .connect = sway_connect,
         .close = sway_close,
 };
-
-int sway_ipc_new(const FocusSink *sink, const char *path, SwayIpc **ret) {
-        void *s;
-        int r = focus_conn_new(sizeof(SwayIpc), &sway_type, sink, path, &s);
-
-        if (r >= 0)
-                *ret = s;
-        return r;
-}
-
-SwayIpc *sway_ipc_free(SwayIpc *s) {
-        return s ? focus_conn_free(&s->conn) : NULL;
-}
