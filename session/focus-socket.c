@@ -198,7 +198,7 @@ void focus_conn_lost(FocusConn *c) {
         focus_retry_schedule(&c->retry, c->sink.event);
 }
 
-void *focus_conn_free(FocusConn *c) {
+FocusConn *focus_conn_free(FocusConn *c) {
         if (!c)
                 return NULL;
         focus_conn_close(c);

@@ -99,7 +99,7 @@ void focus_conn_close(FocusConn *c);
 /* Connection lost or refused: what the compositor said no longer holds; try again later, waiting longer. */
 void focus_conn_lost(FocusConn *c);
 /* Closes and frees the source c starts (NULL: nothing); NULL. */
-void *focus_conn_free(FocusConn *c);
+FocusConn *focus_conn_free(FocusConn *c);
 
 /* Sway and i3-compatible IPC: subscribe ["window"], change "focus", container.pid. */
 extern const FocusSourceType sway_source; /* focus_conn_new() it for $SWAYSOCK */
