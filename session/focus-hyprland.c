@@ -40,14 +40,10 @@
 #define HYPR_REQUEST_TIMEOUT_USEC 1000000ULL /* Hyprland answers at once or is stuck */
 #define HYPR_READS_PER_DISPATCH 16
 
-struct HyprIpc {
-        FocusSink sink;
+typedef struct HyprIpc {
+        FocusConn conn;       /* first: the source is its FocusConn (its path unused: two dirs to try) */
         char *dirs[2];        /* $XDG_RUNTIME_DIR/hypr/SIG, /tmp/hypr/SIG: tried in that order */
         const char *dir;      /* the one the event socket is connected in */
-        int fd;
-        sd_event_source *io;
-        FocusRetry retry;
-        LineBuffer lines;
 
         /* What the events said last: a window (want), or anything active (want_any, at connect). */
         uint64_t want;
@@ -63,7 +59,7 @@ struct HyprIpc {
         bool known;
         uint64_t known_address;
         pid_t known_pid;
-};
+} HyprIpc;
 
 /* Exactly 1 to 16 hex digits; 0 is no window. */
 static int hypr_parse_address(const char *s, size_t len, uint64_t *ret) {
@@ -177,11 +173,11 @@ static void hypr_request_done(HyprIpc *h, bool ok, uint64_t address, pid_t pid) 
                 h->known = address != 0;
                 h->known_address = address;
                 h->known_pid = pid;
-                focus_sink_set(&h->sink, pid, "hyprland");
+                focus_sink_set(&h->conn.sink, pid, "hyprland");
         } else if (newer && (h->want_any || h->want != 0))
                 hypr_request(h); /* the focus moved on while we asked: ask again, once per event */
         else
-                focus_sink_set(&h->sink, 0, "hyprland"); /* a focus we cannot name */
+                focus_sink_set(&h->conn.sink, 0, "hyprland"); /* a focus we cannot name */
 }
 
 static int hypr_on_request_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
@@ -240,9 +236,9 @@ static void hypr_request(HyprIpc *h) {
                 hypr_request_done(h, false, 0, 0);
                 return;
         }
-        r = focus_socket_open(h->sink.event, path, HYPR_REQUEST, sizeof(HYPR_REQUEST) - 1, hypr_on_request_io, h,
-                              "hyprland-request", &h->req_fd, &h->req_io);
-        if (r < 0 || sd_event_add_time_relative(h->sink.event, &h->req_timer, CLOCK_MONOTONIC,
+        r = focus_socket_open(h->conn.sink.event, path, HYPR_REQUEST, sizeof(HYPR_REQUEST) - 1, hypr_on_request_io,
+                              h, "hyprland-request", &h->req_fd, &h->req_io);
+        if (r < 0 || sd_event_add_time_relative(h->conn.sink.event, &h->req_timer, CLOCK_MONOTONIC,
                                                 HYPR_REQUEST_TIMEOUT_USEC, 0, hypr_on_request_timeout, h) < 0) {
                 hypr_request_done(h, false, 0, 0);
                 return;
@@ -250,21 +246,11 @@ static void hypr_request(HyprIpc *h) {
         (void) sd_event_source_set_description(h->req_timer, "hyprland-request-timeout");
 }
 
-static void hypr_close(HyprIpc *h) {
-        hypr_request_close(h);
-        h->io = sd_event_source_disable_unref(h->io);
-        if (h->fd >= 0)
-                close(h->fd);
-        h->fd = -1;
-        line_buffer_done(&h->lines);
-        h->known = false; /* addresses are pointers: a new Hyprland reuses them */
-}
+static void hypr_close(FocusConn *c) {
+        HyprIpc *h = (HyprIpc *) c;
 
-/* Connection lost or refused: what Hyprland said no longer holds; try again later, waiting longer. */
-static void hypr_schedule_retry(HyprIpc *h) {
-        hypr_close(h);
-        focus_sink_set(&h->sink, 0, "hyprland");
-        focus_retry_schedule(&h->retry, h->sink.event);
+        hypr_request_close(h);
+        h->known = false; /* addresses are pointers: a new Hyprland reuses them */
 }
 
 static int hypr_on_line(const char *line, size_t len, void *userdata) {
@@ -272,7 +258,7 @@ static int hypr_on_line(const char *line, size_t len, void *userdata) {
         uint64_t address;
         int kind;
 
-        focus_retry_works(&h->retry); /* a whole line: the connection works */
+        focus_retry_works(&h->conn.retry); /* a whole line: the connection works */
         kind = hypr_event_parse(line, len, &address);
         if (kind == HYPR_EVENT_OPEN || kind == HYPR_EVENT_CLOSE) {
                 if (h->known && h->known_address == address)
@@ -284,19 +270,11 @@ static int hypr_on_line(const char *line, size_t len, void *userdata) {
         h->want_any = false;
         h->want = address;
         if (address == 0)
-                focus_sink_set(&h->sink, 0, "hyprland");
+                focus_sink_set(&h->conn.sink, 0, "hyprland");
         else if (h->known && h->known_address == address && h->req_fd < 0)
-                focus_sink_set(&h->sink, h->known_pid, "hyprland");
+                focus_sink_set(&h->conn.sink, h->known_pid, "hyprland");
         else
                 hypr_request(h);
-        return 0;
-}
-
-static int hypr_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
-        HyprIpc *h = userdata;
-
-        if (focus_socket_read_lines(h->fd, &h->lines, HYPR_READS_PER_DISPATCH, hypr_on_line, h) < 0)
-                hypr_schedule_retry(h);
         return 0;
 }
 
@@ -304,24 +282,21 @@ static int hypr_connect(void *userdata) {
         HyprIpc *h = userdata;
         int r = -ENOENT;
 
-        h->fd = -1;
-        for (size_t i = 0; i < 2 && h->fd < 0; i++) {
+        h->conn.fd = -1;
+        for (size_t i = 0; i < 2 && h->conn.fd < 0; i++) {
                 char path[sizeof(((struct sockaddr_un) {}).sun_path)];
 
                 if (!h->dirs[i] ||
                     (size_t) snprintf(path, sizeof(path), "%s/.socket2.sock", h->dirs[i]) >= sizeof(path))
                         continue;
-                r = focus_socket_open(h->sink.event, path, NULL, 0, hypr_on_io, h, "hyprland", &h->fd, &h->io);
+                r = focus_conn_open(&h->conn, path, NULL, 0, focus_conn_on_lines, true);
                 if (r >= 0)
                         h->dir = h->dirs[i];
-                else
-                        h->fd = -1;
         }
-        if (h->fd < 0) {
-                hypr_schedule_retry(h);
+        if (h->conn.fd < 0) {
+                focus_conn_lost(&h->conn);
                 return r;
         }
-        line_buffer_init(&h->lines, HYPR_LINE_MAX);
         /* What has the focus now: the window focused before we (re)connected. Events that come
          * meanwhile are read first where they name another window. */
         h->want_any = true;
@@ -330,7 +305,27 @@ static int hypr_connect(void *userdata) {
         return 0;
 }
 
-int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, HyprIpc **ret) {
+/* The socket directories, kept across connections. */
+static void hypr_done(FocusConn *c) {
+        HyprIpc *h = (HyprIpc *) c;
+
+        free(h->dirs[0]);
+        free(h->dirs[1]);
+}
+
+static const FocusSourceType hypr_type = {
+        .size = sizeof(HyprIpc),
+        .name = "hyprland",
+        .retry_description = "hyprland-retry",
+        .connect = hypr_connect,
+        .close = hypr_close,
+        .done = hypr_done,
+        .on_line = hypr_on_line,
+        .line_max = HYPR_LINE_MAX,
+        .reads = HYPR_READS_PER_DISPATCH,
+};
+
+int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, FocusConn **ret) {
         HyprIpc *h;
 
         /* The signature names a directory: one path component, nothing else. */
@@ -340,34 +335,18 @@ int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runti
         h = calloc(1, sizeof(HyprIpc));
         if (!h)
                 return -ENOMEM;
-        *h = (HyprIpc) {
-                .sink = *sink,
-                .fd = -1,
-                .req_fd = -1,
-                .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
-                           .description = "hyprland-retry", .connect = hypr_connect, .userdata = h },
-        };
+        focus_conn_init(&h->conn, &hypr_type, sink);
+        h->req_fd = -1;
         if (runtime_dir && *runtime_dir && asprintf(&h->dirs[0], "%s/hypr/%s", runtime_dir, signature) < 0)
                 h->dirs[0] = NULL;
         if (asprintf(&h->dirs[1], "/tmp/hypr/%s", signature) < 0)
                 h->dirs[1] = NULL;
         if ((runtime_dir && *runtime_dir && !h->dirs[0]) || !h->dirs[1]) {
-                hypr_ipc_free(h);
+                focus_conn_free(&h->conn);
                 return -ENOMEM;
         }
         /* A first failure is not fatal either: Hyprland may still be starting. */
         (void) hypr_connect(h);
-        *ret = h;
+        *ret = &h->conn;
         return 0;
-}
-
-HyprIpc *hypr_ipc_free(HyprIpc *h) {
-        if (!h)
-                return NULL;
-        hypr_close(h);
-        focus_retry_done(&h->retry);
-        free(h->dirs[0]);
-        free(h->dirs[1]);
-        free(h);
-        return NULL;
 }

@@ -31,15 +31,10 @@
 #define NIRI_JSON_DEPTH 16               /* event, body, windows, window, layout, its arrays */
 #define NIRI_READS_PER_DISPATCH 16       /* then other sources get their turn (level-triggered) */
 
-struct NiriIpc {
-        FocusSink sink;
-        char *path;
-        int fd;
-        sd_event_source *io;
-        FocusRetry retry;
-        LineBuffer lines;
+typedef struct NiriIpc {
+        FocusConn conn;       /* first: the source is its FocusConn */
         NiriState state;
-};
+} NiriIpc;
 
 void niri_state_done(NiriState *st) {
         free(st->windows);
@@ -225,20 +220,10 @@ int niri_state_line(NiriState *st, const char *line, size_t len, pid_t *ret_pid)
 
 static int niri_connect(void *userdata);
 
-static void niri_close(NiriIpc *n) {
-        n->io = sd_event_source_disable_unref(n->io);
-        if (n->fd >= 0)
-                close(n->fd);
-        n->fd = -1;
-        line_buffer_done(&n->lines);
-        niri_state_done(&n->state);
-}
+static void niri_close(FocusConn *c) {
+        NiriIpc *n = (NiriIpc *) c;
 
-/* Connection lost or refused: what niri said no longer holds; try again later, waiting longer. */
-static void niri_schedule_retry(NiriIpc *n) {
-        niri_close(n);
-        focus_sink_set(&n->sink, 0, "niri");
-        focus_retry_schedule(&n->retry, n->sink.event);
+        niri_state_done(&n->state);
 }
 
 static int niri_on_line(const char *line, size_t len, void *userdata) {
@@ -250,63 +235,25 @@ static int niri_on_line(const char *line, size_t len, void *userdata) {
         if (r == -EPROTO || r == -ENOMEM)
                 return r; /* niri refused the event stream, or we cannot keep up: start again */
         if (r == 1)
-                focus_sink_set(&n->sink, pid, "niri");
-        focus_retry_works(&n->retry); /* a whole line: the connection works */
-        return 0;
-}
-
-static int niri_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
-        NiriIpc *n = userdata;
-
-        if (focus_socket_read_lines(n->fd, &n->lines, NIRI_READS_PER_DISPATCH, niri_on_line, n) < 0)
-                niri_schedule_retry(n);
+                focus_sink_set(&n->conn.sink, pid, "niri");
+        focus_retry_works(&n->conn.retry); /* a whole line: the connection works */
         return 0;
 }
 
 static int niri_connect(void *userdata) {
         static const char request[] = "\"EventStream\"\n";
         NiriIpc *n = userdata;
-        int r;
 
-        r = focus_socket_open(n->sink.event, n->path, request, sizeof(request) - 1, niri_on_io, n, "niri", &n->fd,
-                              &n->io);
-        if (r < 0) {
-                niri_schedule_retry(n);
-                return r;
-        }
-        line_buffer_init(&n->lines, NIRI_LINE_MAX);
-        return 0;
+        return focus_conn_open(&n->conn, NULL, request, sizeof(request) - 1, focus_conn_on_lines, false);
 }
 
-int niri_ipc_new(const FocusSink *sink, const char *path, NiriIpc **ret) {
-        NiriIpc *n = malloc(sizeof(NiriIpc));
-        int r;
-
-        if (!n)
-                return -ENOMEM;
-        *n = (NiriIpc) {
-                .sink = *sink,
-                .fd = -1,
-                .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
-                           .description = "niri-retry", .connect = niri_connect, .userdata = n },
-        };
-        r = focus_socket_path(path, &n->path);
-        if (r < 0) {
-                free(n);
-                return r;
-        }
-        /* A first failure is not fatal either: niri may still be starting. */
-        (void) niri_connect(n);
-        *ret = n;
-        return 0;
-}
-
-NiriIpc *niri_ipc_free(NiriIpc *n) {
-        if (!n)
-                return NULL;
-        niri_close(n);
-        focus_retry_done(&n->retry);
-        free(n->path);
-        free(n);
-        return NULL;
-}
+const FocusSourceType niri_source = {
+        .size = sizeof(NiriIpc),
+        .name = "niri",
+        .retry_description = "niri-retry",
+        .connect = niri_connect,
+        .close = niri_close,
+        .on_line = niri_on_line,
+        .line_max = NIRI_LINE_MAX,
+        .reads = NIRI_READS_PER_DISPATCH,
+};

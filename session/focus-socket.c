@@ -5,6 +5,7 @@
  * then decide which of our processes is boosted, so a peer of another uid is refused. Also what
  * the sources share once connected: reading a line stream, and connecting again after a backoff.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,4 +127,85 @@ void focus_retry_schedule(FocusRetry *retry, sd_event *event) {
 
 void focus_retry_done(FocusRetry *retry) {
         retry->timer = sd_event_source_unref(retry->timer);
+}
+
+void focus_conn_init(FocusConn *c, const FocusSourceType *type, const FocusSink *sink) {
+        *c = (FocusConn) {
+                .type = type,
+                .sink = *sink,
+                .fd = -1,
+                .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
+                           .description = type->retry_description, .connect = type->connect, .userdata = c },
+        };
+}
+
+int focus_conn_new(const FocusSourceType *type, const FocusSink *sink, const char *path, FocusConn **ret) {
+        FocusConn *c;
+        int r;
+
+        assert(type->size >= sizeof(FocusConn));
+        c = calloc(1, type->size);
+        if (!c)
+                return -ENOMEM;
+        focus_conn_init(c, type, sink);
+        r = focus_socket_path(path, &c->path);
+        if (r < 0) {
+                free(c);
+                return r;
+        }
+        (void) type->connect(c);
+        *ret = c;
+        return 0;
+}
+
+int focus_conn_open(FocusConn *c, const char *path, const void *request, size_t len, sd_event_io_handler_t on_io,
+                    bool try_more) {
+        int r = focus_socket_open(c->sink.event, path ?: c->path, request, len, on_io, c, c->type->name, &c->fd,
+                                  &c->io);
+
+        if (r < 0) {
+                c->fd = -1;
+                if (!try_more)
+                        focus_conn_lost(c);
+                return r;
+        }
+        if (c->type->on_line)
+                line_buffer_init(&c->lines, c->type->line_max);
+        return 0;
+}
+
+int focus_conn_on_lines(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        FocusConn *c = userdata;
+
+        if (focus_socket_read_lines(c->fd, &c->lines, c->type->reads, c->type->on_line, c) < 0)
+                focus_conn_lost(c);
+        return 0;
+}
+
+void focus_conn_close(FocusConn *c) {
+        c->io = sd_event_source_disable_unref(c->io);
+        if (c->fd >= 0)
+                close(c->fd);
+        c->fd = -1;
+        line_buffer_done(&c->lines);
+        if (c->type->close)
+                c->type->close(c);
+}
+
+void focus_conn_lost(FocusConn *c) {
+        focus_conn_close(c);
+        focus_sink_set(&c->sink, 0, c->type->name);
+        focus_retry_schedule(&c->retry, c->sink.event);
+}
+
+FocusConn *focus_conn_free(FocusConn *c) {
+        if (!c)
+                return NULL;
+        focus_conn_close(c);
+        focus_retry_done(&c->retry);
+        if (c->type->done)
+                c->type->done(c);
+        free(c->path);
+        free(c);
+        return NULL;
 }

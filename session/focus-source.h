@@ -43,17 +43,6 @@ static inline void focus_retry_works(FocusRetry *retry) {
 }
 void focus_retry_done(FocusRetry *retry);
 
-/* Sway and i3-compatible IPC: subscribe ["window"], change "focus", container.pid. */
-typedef struct SwayIpc SwayIpc;
-int sway_ipc_new(const FocusSink *sink, const char *path, SwayIpc **ret);
-SwayIpc *sway_ipc_free(SwayIpc *s);
-
-/* Pure: the pid a Sway "window" event names, 0 if it names none, -EINVAL for anything else
- * than a focus change. Exposed for tests on recorded events. */
-int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid);
-/* The same for a GET_TREE reply: the focused node's pid, 0 for none. */
-int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid);
-
 /* Newline-delimited streams (focus-lines.c, pure): whole lines of at most 'max' bytes go to
  * func (without the newline, not NUL-terminated); a longer line is dropped and counted. A
  * negative return of func stops the feed and is returned. */
@@ -67,6 +56,60 @@ typedef struct LineBuffer {
 void line_buffer_init(LineBuffer *lb, size_t max);
 void line_buffer_done(LineBuffer *lb);
 int line_buffer_feed(LineBuffer *lb, const char *data, size_t n, LineFunc func, void *userdata);
+
+/*
+ * What every source keeps of its compositor (focus-socket.c), the first member of its struct: the
+ * sink, the connection (fd and its io source), the socket's path (NULL where the source finds its
+ * own), the retry, whose connect() gets the source, and for a line stream its line buffer.
+ */
+typedef struct FocusConn FocusConn;
+typedef struct FocusSourceType {
+        size_t size;          /* of the source's struct */
+        const char *name;     /* for the sink and the io source: "sway", "niri", "hyprland" */
+        const char *retry_description;
+        int (*connect)(void *userdata);
+        void (*close)(FocusConn *c); /* if set: drops the source's own state of the connection */
+        void (*done)(FocusConn *c);  /* if set: frees what the source holds beyond it, at the end */
+        /* A line stream (niri, Hyprland), read by focus_conn_on_lines(): whole lines of at most
+         * line_max bytes go to on_line(line, len, source), at most reads reads a dispatch. */
+        LineFunc on_line;
+        size_t line_max;
+        unsigned reads;
+} FocusSourceType;
+struct FocusConn {
+        const FocusSourceType *type;
+        FocusSink sink;
+        char *path;
+        int fd;
+        sd_event_source *io;
+        FocusRetry retry;
+        LineBuffer lines;
+};
+void focus_conn_init(FocusConn *c, const FocusSourceType *type, const FocusSink *sink);
+/* A source of that type for the socket at path (zeroed but for its FocusConn), its first connection
+ * made (a failure is not fatal: the compositor may still be starting). */
+int focus_conn_new(const FocusSourceType *type, const FocusSink *sink, const char *path, FocusConn **ret);
+/* focus_socket_open() of path (NULL: c->path) with on_io, and for a line stream a fresh line buffer:
+ * 0, or negative (then the connection is lost, below, unless try_more: another path is to be tried). */
+int focus_conn_open(FocusConn *c, const char *path, const void *request, size_t len, sd_event_io_handler_t on_io,
+                    bool try_more);
+/* The io handler of a line stream. */
+int focus_conn_on_lines(sd_event_source *es, int fd, uint32_t revents, void *userdata);
+void focus_conn_close(FocusConn *c);
+/* Connection lost or refused: what the compositor said no longer holds; try again later, waiting longer. */
+void focus_conn_lost(FocusConn *c);
+/* Closes and frees the source c starts (NULL: nothing); NULL. */
+FocusConn *focus_conn_free(FocusConn *c);
+
+/* Sway and i3-compatible IPC: subscribe ["window"], change "focus", container.pid. */
+extern const FocusSourceType sway_source; /* focus_conn_new() it for $SWAYSOCK */
+
+/* Pure: the pid a Sway "window" event names, 0 if it names none, -EINVAL for anything else
+ * than a focus change. Exposed for tests on recorded events. */
+int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid);
+/* The same for a GET_TREE reply: the focused node's pid, 0 for none. */
+int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid);
+
 /* One whole JSON value on a line, at most max bytes and depth deep; NULL and *ret_error otherwise. */
 struct json_object;
 struct json_object *json_line_parse(const char *line, size_t len, size_t max, int depth, int *ret_error);
@@ -104,9 +147,7 @@ void niri_state_done(NiriState *st);
  * 0: nothing about the focus (another event, the reply to the request); -EPROTO: niri refused
  * the request; -EINVAL, -E2BIG: not a line we can read (the state is unchanged). */
 int niri_state_line(NiriState *st, const char *line, size_t len, pid_t *ret_pid);
-typedef struct NiriIpc NiriIpc;
-int niri_ipc_new(const FocusSink *sink, const char *path, NiriIpc **ret);
-NiriIpc *niri_ipc_free(NiriIpc *n);
+extern const FocusSourceType niri_source; /* focus_conn_new() it for $NIRI_SOCKET */
 
 /* Hyprland (focus-hyprland.c): events on .socket2.sock, the focused window's pid asked of
  * .socket.sock ("j/activewindow"). Windows are named by address (0: none). */
@@ -121,7 +162,5 @@ enum {
 int hypr_event_parse(const char *line, size_t len, uint64_t *ret_address);
 /* Pure: a j/activewindow reply: its "address" (0 for {}, nothing focused) and "pid" (0 if none). */
 int hypr_reply_parse(const char *json, size_t len, uint64_t *ret_address, pid_t *ret_pid);
-typedef struct HyprIpc HyprIpc;
-/* signature: $HYPRLAND_INSTANCE_SIGNATURE; runtime_dir: $XDG_RUNTIME_DIR or NULL. */
-int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, HyprIpc **ret);
-HyprIpc *hypr_ipc_free(HyprIpc *h);
+/* signature: $HYPRLAND_INSTANCE_SIGNATURE; runtime_dir: $XDG_RUNTIME_DIR or NULL. Freed by focus_conn_free(). */
+int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, FocusConn **ret);

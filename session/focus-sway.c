@@ -28,17 +28,13 @@
 #define SWAY_JSON_DEPTH 64 /* root, outputs, workspaces, nested containers */
 #define SWAY_EVENT_WINDOW 0x80000003u
 
-struct SwayIpc {
-        FocusSink sink;
-        char *path;
-        int fd;
-        sd_event_source *io;
-        FocusRetry retry;
+typedef struct SwayIpc {
+        FocusConn conn;       /* first: the source is its FocusConn */
         uint8_t header[SWAY_HEADER];
         size_t have;          /* bytes of header + body read so far */
         uint32_t len, type;
         char *body;           /* len + 1 bytes once the header is in */
-};
+} SwayIpc;
 
 /* One whole message as JSON, nested at most SWAY_JSON_DEPTH deep; NULL with *ret_error set otherwise. */
 static json_object *sway_parse(const char *json, size_t len, int *ret_error) {
@@ -127,21 +123,12 @@ int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
         return 0;
 }
 
-static void sway_close(SwayIpc *s) {
-        s->io = sd_event_source_disable_unref(s->io);
-        if (s->fd >= 0)
-                close(s->fd);
-        s->fd = -1;
+static void sway_close(FocusConn *c) {
+        SwayIpc *s = (SwayIpc *) c;
+
         free(s->body);
         s->body = NULL;
         s->have = 0;
-}
-
-/* Connection lost or refused: what Sway said no longer holds; try again later, waiting longer. */
-static void sway_schedule_retry(SwayIpc *s) {
-        sway_close(s);
-        focus_sink_set(&s->sink, 0, "sway");
-        focus_retry_schedule(&s->retry, s->sink.event);
 }
 
 static void sway_on_message(SwayIpc *s) {
@@ -150,13 +137,13 @@ static void sway_on_message(SwayIpc *s) {
         if (s->type == SWAY_GET_TREE) {
                 /* What has focus at connect: the window focused before we (re)connected. */
                 if (sway_tree_focus_pid(s->body, s->len, &pid) == 0)
-                        focus_sink_set(&s->sink, pid, "sway");
+                        focus_sink_set(&s->conn.sink, pid, "sway");
                 return;
         }
         if (s->type != SWAY_EVENT_WINDOW)
                 return; /* the subscribe reply, or an event we did not ask for */
         if (sway_event_focus_pid(s->body, s->len, &pid) == 0)
-                focus_sink_set(&s->sink, pid, "sway");
+                focus_sink_set(&s->conn.sink, pid, "sway");
 }
 
 static int sway_on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
@@ -166,36 +153,36 @@ static int sway_on_io(sd_event_source *es, int fd, uint32_t revents, void *userd
                 ssize_t n;
 
                 if (s->have < SWAY_HEADER)
-                        n = read(s->fd, s->header + s->have, SWAY_HEADER - s->have);
+                        n = read(s->conn.fd, s->header + s->have, SWAY_HEADER - s->have);
                 else
-                        n = read(s->fd, s->body + (s->have - SWAY_HEADER), s->len - (s->have - SWAY_HEADER));
+                        n = read(s->conn.fd, s->body + (s->have - SWAY_HEADER), s->len - (s->have - SWAY_HEADER));
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         return 0;
                 if (n <= 0) {
-                        sway_schedule_retry(s);
+                        focus_conn_lost(&s->conn);
                         return 0;
                 }
                 s->have += (size_t) n;
                 if (s->have == SWAY_HEADER) {
                         if (memcmp(s->header, SWAY_MAGIC, 6) != 0) {
-                                sway_schedule_retry(s);
+                                focus_conn_lost(&s->conn);
                                 return 0;
                         }
                         memcpy(&s->len, s->header + 6, 4);
                         memcpy(&s->type, s->header + 10, 4);
                         if (s->len > SWAY_MSG_MAX) {
-                                sway_schedule_retry(s);
+                                focus_conn_lost(&s->conn);
                                 return 0;
                         }
                         s->body = malloc((size_t) s->len + 1);
                         if (!s->body) {
-                                sway_schedule_retry(s);
+                                focus_conn_lost(&s->conn);
                                 return 0;
                         }
                 }
                 if (s->have >= SWAY_HEADER && s->have - SWAY_HEADER == s->len) {
                         s->body[s->len] = '\0';
-                        focus_retry_works(&s->retry); /* a whole message: the connection works */
+                        focus_retry_works(&s->conn.retry); /* a whole message: the connection works */
                         sway_on_message(s);
                         free(s->body);
                         s->body = NULL;
@@ -209,7 +196,6 @@ static int sway_connect(void *userdata) {
         uint8_t msg[SWAY_HEADER + sizeof(payload) - 1 + SWAY_HEADER];
         uint32_t len = sizeof(payload) - 1, type = SWAY_SUBSCRIBE, zero = 0, tree = SWAY_GET_TREE;
         SwayIpc *s = userdata;
-        int r;
 
         memcpy(msg, SWAY_MAGIC, 6);
         memcpy(msg + 6, &len, 4);
@@ -219,43 +205,13 @@ static int sway_connect(void *userdata) {
         memcpy(msg + SWAY_HEADER + len, SWAY_MAGIC, 6);
         memcpy(msg + SWAY_HEADER + len + 6, &zero, 4);
         memcpy(msg + SWAY_HEADER + len + 10, &tree, 4);
-        r = focus_socket_open(s->sink.event, s->path, msg, sizeof(msg), sway_on_io, s, "sway", &s->fd, &s->io);
-        if (r < 0) {
-                sway_schedule_retry(s);
-                return r;
-        }
-        return 0;
+        return focus_conn_open(&s->conn, NULL, msg, sizeof(msg), sway_on_io, false);
 }
 
-int sway_ipc_new(const FocusSink *sink, const char *path, SwayIpc **ret) {
-        SwayIpc *s = malloc(sizeof(SwayIpc));
-        int r;
-
-        if (!s)
-                return -ENOMEM;
-        *s = (SwayIpc) {
-                .sink = *sink,
-                .fd = -1,
-                .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
-                           .description = "sway-retry", .connect = sway_connect, .userdata = s },
-        };
-        r = focus_socket_path(path, &s->path);
-        if (r < 0) {
-                free(s);
-                return r;
-        }
-        /* A first failure is not fatal either: Sway may still be starting. */
-        (void) sway_connect(s);
-        *ret = s;
-        return 0;
-}
-
-SwayIpc *sway_ipc_free(SwayIpc *s) {
-        if (!s)
-                return NULL;
-        sway_close(s);
-        focus_retry_done(&s->retry);
-        free(s->path);
-        free(s);
-        return NULL;
-}
+const FocusSourceType sway_source = {
+        .size = sizeof(SwayIpc),
+        .name = "sway",
+        .retry_description = "sway-retry",
+        .connect = sway_connect,
+        .close = sway_close,
+};

@@ -64,9 +64,7 @@ struct Focus {
         bool have_xres;       /* the server says which pid a client has (X-Resource 1.2) */
         sd_event_source *xcb_source;
 
-        SwayIpc *sway;
-        HyprIpc *hyprland;
-        NiriIpc *niri;
+        FocusConn *source;    /* the compositor's: Sway, Hyprland or niri */
 };
 
 static int focus_send(Focus *f);
@@ -584,21 +582,21 @@ int main(int argc, char *argv[]) {
         niri = getenv("NIRI_SOCKET");
         sink = (FocusSink) { .event = f.event, .set = focus_sink_on_set, .userdata = &f };
         if (sway && *sway) {
-                r = sway_ipc_new(&sink, sway, &f.sway);
+                r = focus_conn_new(&sway_source, &sink, sway, &f.source);
                 if (r < 0) {
                         fprintf(stderr, "Cannot follow Sway's focus: %s\n", strerror(-r));
                         return 1;
                 }
                 have_source = true;
         } else if (hyprland && *hyprland) {
-                r = hypr_ipc_new(&sink, hyprland, getenv("XDG_RUNTIME_DIR"), &f.hyprland);
+                r = hypr_ipc_new(&sink, hyprland, getenv("XDG_RUNTIME_DIR"), &f.source);
                 if (r < 0) {
                         fprintf(stderr, "Cannot follow Hyprland's focus: %s\n", strerror(-r));
                         return 1;
                 }
                 have_source = true;
         } else if (niri && *niri) {
-                r = niri_ipc_new(&sink, niri, &f.niri);
+                r = focus_conn_new(&niri_source, &sink, niri, &f.source);
                 if (r < 0) {
                         fprintf(stderr, "Cannot follow niri's focus: %s\n", strerror(-r));
                         return 1;
@@ -633,9 +631,7 @@ int main(int argc, char *argv[]) {
         if (f.print)
                 fprintf(stderr, "%llu changes, %llu sent\n", (unsigned long long) f.changes,
                         (unsigned long long) f.calls);
-        f.sway = sway_ipc_free(f.sway);
-        f.hyprland = hypr_ipc_free(f.hyprland);
-        f.niri = niri_ipc_free(f.niri);
+        f.source = focus_conn_free(f.source);
         f.user_bus = sd_bus_flush_close_unref(f.user_bus);
         if (f.want_pidfd >= 0)
                 close(f.want_pidfd);

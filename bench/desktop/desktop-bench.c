@@ -283,6 +283,18 @@ static int periodic_loop(const PartArgs *a, uint64_t period_ns, PeriodicResult *
         return r;
 }
 
+/* A periodic part's metrics under its own names: the periods, the missed ones (also per 10000), the
+ * wakeup latency, and the slice it runs with now. */
+static void report_periodic(Report *rep, const char *part, const char *periods, const char *misses,
+                            const char *per_10k, PeriodicResult *res) {
+        report_add(rep, "metric %s %s %" PRIu64 " count\n", part, periods, res->periods);
+        report_add(rep, "metric %s %s %" PRIu64 " count\n", part, misses, res->misses);
+        report_add(rep, "metric %s %s %.2f per10k\n", part, per_10k,
+                   res->periods ? 10000.0 * (double) res->misses / (double) res->periods : 0.0);
+        report_latency(rep, part, "wakeup", &res->wakeup);
+        report_add(rep, "metric %s slice %" PRIu64 " ns\n", part, my_slice_ns(0));
+}
+
 static int part_audio(const PartArgs *a) {
         PeriodicResult res = {};
         Report rep = {};
@@ -290,12 +302,7 @@ static int part_audio(const PartArgs *a) {
 
         if (r < 0)
                 return r;
-        report_add(&rep, "metric audio periods %" PRIu64 " count\n", res.periods);
-        report_add(&rep, "metric audio misses %" PRIu64 " count\n", res.misses);
-        report_add(&rep, "metric audio misses_per_10k %.2f per10k\n",
-                   res.periods ? 10000.0 * (double) res.misses / (double) res.periods : 0.0);
-        report_latency(&rep, "audio", "wakeup", &res.wakeup);
-        report_add(&rep, "metric audio slice %" PRIu64 " ns\n", my_slice_ns(0));
+        report_periodic(&rep, "audio", "periods", "misses", "misses_per_10k", &res);
         free(res.wakeup.v);
         return report_send(&rep);
 }
@@ -361,12 +368,7 @@ static int part_compositor(const PartArgs *a) {
                 return r;
         r = periodic_loop(a, FRAME_PERIOD_NS, &res);
         /* the slice while running: after the loop but before the echo thread is joined */
-        report_add(&rep, "metric compositor frames %" PRIu64 " count\n", res.periods);
-        report_add(&rep, "metric compositor late_frames %" PRIu64 " count\n", res.misses);
-        report_add(&rep, "metric compositor late_per_10k %.2f per10k\n",
-                   res.periods ? 10000.0 * (double) res.misses / (double) res.periods : 0.0);
-        report_latency(&rep, "compositor", "wakeup", &res.wakeup);
-        report_add(&rep, "metric compositor slice %" PRIu64 " ns\n", my_slice_ns(0));
+        report_periodic(&rep, "compositor", "frames", "late_frames", "late_per_10k", &res);
         (void) pthread_join(th, NULL);
         if (r < 0)
                 return r;
@@ -723,36 +725,41 @@ static void storm_on_term(int sig) {
         storm_stop = 1;
 }
 
-/* A sender writes to each receiver in turn; a receiver reads. Both die with their parent. */
+/* A receiver reads its pipe until it is closed. */
+static _Noreturn void storm_receive(int fd) {
+        char msg[100];
+
+        for (;;)
+                if (read(fd, msg, sizeof(msg)) <= 0)
+                        _exit(0);
+}
+
+/* A sender writes to each receiver in turn. */
+static _Noreturn void storm_send(int fds[][2], unsigned pairs) {
+        char msg[100] = {};
+
+        for (;;)
+                for (unsigned r = 0; r < pairs; r++)
+                        if (write(fds[r][1], msg, sizeof(msg)) < 0)
+                                _exit(0);
+}
+
+/* pairs receivers, then pairs senders; they die with their parent. */
 static int storm_group(unsigned pairs, pid_t *pids, size_t *npids) {
         int fds[64][2];
-        char msg[100] = {};
 
         for (unsigned r = 0; r < pairs; r++)
                 if (pipe2(fds[r], O_CLOEXEC) < 0)
                         return -errno;
-        for (unsigned r = 0; r < pairs; r++) {
+        for (unsigned i = 0; i < 2 * pairs; i++) {
                 pid_t pid = fork_tied();
 
                 if (pid < 0)
                         return -errno;
                 if (pid == 0) {
-                        for (;;)
-                                if (read(fds[r][0], msg, sizeof(msg)) <= 0)
-                                        _exit(0);
-                }
-                pids[(*npids)++] = pid;
-        }
-        for (unsigned s = 0; s < pairs; s++) {
-                pid_t pid = fork_tied();
-
-                if (pid < 0)
-                        return -errno;
-                if (pid == 0) {
-                        for (;;)
-                                for (unsigned r = 0; r < pairs; r++)
-                                        if (write(fds[r][1], msg, sizeof(msg)) < 0)
-                                                _exit(0);
+                        if (i < pairs)
+                                storm_receive(fds[i][0]);
+                        storm_send(fds, pairs);
                 }
                 pids[(*npids)++] = pid;
         }

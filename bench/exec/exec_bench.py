@@ -202,6 +202,17 @@ class Daemon:
         return line
 
 
+PROBE_RULE = "[Process bench-probe]\nComm=lnprobe\nLatencyNice=-10\n"
+CMDLINE_RULE = "[Process bench-cmdline]\nCmdline=--no-such-word\nLatencyNice=5\n"
+
+
+def write_rules(root, name, text):
+    """The rule file name with text in root's etc/latnice.d (made if it is missing)."""
+    os.makedirs(os.path.join(root, "etc/latnice.d"), exist_ok=True)
+    with open(os.path.join(root, "etc/latnice.d", name), "w") as f:
+        f.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--latniced", required=True)
@@ -232,11 +243,7 @@ def main():
         return 77
 
     root = tempfile.mkdtemp(prefix="latnice-bench-")
-    os.makedirs(os.path.join(root, "etc/latnice.d"))
-    with open(os.path.join(root, "etc/latnice.d/50-bench.conf"), "w") as f:
-        f.write("[Process bench-probe]\nComm=lnprobe\nLatencyNice=-10\n")
-        if args.cmdline_rule:
-            f.write("[Process bench-cmdline]\nCmdline=--no-such-word\nLatencyNice=5\n")
+    write_rules(root, "50-bench.conf", PROBE_RULE + (CMDLINE_RULE if args.cmdline_rule else ""))
     base, expect = subprocess.check_output([args.spawn, "base"], text=True).split()
     # outside the rule tree: files made in it would wake the daemon's directory watches
     outdir = tempfile.mkdtemp(prefix="latnice-bench-out-")
@@ -420,9 +427,7 @@ def run_scale(args, root, base, expect, run_seq, run_storm):
     roots = {}
     for cfg in ("desktop", "scale"):
         r = os.path.join(root, cfg)
-        os.makedirs(os.path.join(r, "etc/latnice.d"))
-        with open(os.path.join(r, "etc/latnice.d/10-bench.conf"), "w") as f:
-            f.write("[Process bench-probe]\nComm=lnprobe\nLatencyNice=-10\n")
+        write_rules(r, "10-bench.conf", PROBE_RULE)
         shutil.copy(args.profile_file, os.path.join(r, "etc/latnice.d/40-desktop.conf"))
         roots[cfg] = r
     n_rules = write_scale_rules(os.path.join(roots["scale"], "etc/latnice.d"), args.scale_exact, args.scale_globs)

@@ -69,9 +69,7 @@ def main():
         return 77
 
     root = tempfile.mkdtemp(prefix="latnice-fork-bench-")
-    os.makedirs(os.path.join(root, "etc/latnice.d"))
-    with open(os.path.join(root, "etc/latnice.d/50-bench.conf"), "w") as f:
-        f.write("[Process bench-fork]\nComm=lnfork-m\nLatencyNice=-10\n")
+    exec_bench.write_rules(root, "50-bench.conf", "[Process bench-fork]\nComm=lnfork-m\nLatencyNice=-10\n")
     marked = os.path.join(root, "lnfork-m")
     shutil.copy(args.fork, marked)
     _, expect = subprocess.check_output([args.spawn, "base"], text=True).split()

@@ -323,6 +323,20 @@ static void measure(struct periodic_shm *sa, struct periodic_shm *sb, int ph, in
 		hog_ns[i] += cpu_ns(hogs[i]) - before[i];
 }
 
+/* Phase ph's check: the task given -20 (fast) wakes sooner in the median than the one at 0 (slow). */
+static void compare_phase(const char *name, int ph, struct periodic_shm *fast, const char *fast_what,
+			  struct periodic_shm *slow, const char *slow_what, const char *tail)
+{
+	double f = pct(fast->us[ph], fast->n[ph], 0.5), s = pct(slow->us[ph], slow->n[ph], 0.5);
+
+	result(fast->n[ph] > 0 && s > 0 && f < s, name,
+	       "median wakeup latency of task %s %.0f us (p90 %.0f, p99 %.0f, n=%u), "
+	       "of task %s %.0f us (p90 %.0f, p99 %.0f, n=%u): ratio %.3f, below wanted; %s",
+	       fast_what, f, pct(fast->us[ph], fast->n[ph], 0.9), pct(fast->us[ph], fast->n[ph], 0.99), fast->n[ph],
+	       slow_what, s, pct(slow->us[ph], slow->n[ph], 0.9), pct(slow->us[ph], slow->n[ph], 0.99), slow->n[ph],
+	       s > 0 ? f / s : 0, tail);
+}
+
 int main(int argc, char **argv)
 {
 	struct periodic_shm *sa, *sb;
@@ -330,7 +344,8 @@ int main(int argc, char **argv)
 	uint64_t hog_ns[MAX_HOGS] = { 0 }, t19_ns, before[MAX_HOGS], t19_before;
 	int phase_ms = argc > 2 ? atoi(argv[2]) : 3000, n_hogs, status = 0, total = 0, left;
 	char buf[4096];
-	double a, b, hmin, hmax, hsum;
+	double hmin, hmax, hsum;
+	char tail[64];
 	struct ln_sched_attr self = { 0 };
 	int ok;
 
@@ -394,25 +409,14 @@ int main(int argc, char **argv)
 	 * mostly the host descheduling the VM's CPUs, which hits both alike; the p90 and p99 are reported
 	 * beside them, and lnbench measures the tail. */
 	measure(sa, sb, 0, phase_ms, hogs, n_hogs, hog_ns);
-	a = pct(sa->us[0], sa->n[0], 0.5);
-	b = pct(sb->us[0], sb->n[0], 0.5);
-	result(sa->n[0] > 0 && b > 0 && a < b, "scx-latnice-value-before",
-	       "median wakeup latency of task A (-20, set before the attach) %.0f us (p90 %.0f, p99 %.0f, n=%u), "
-	       "of task B (0) %.0f us (p90 %.0f, p99 %.0f, n=%u): ratio %.3f, below wanted; %d hogs at 0, one boot",
-	       a, pct(sa->us[0], sa->n[0], 0.9), pct(sa->us[0], sa->n[0], 0.99), sa->n[0],
-	       b, pct(sb->us[0], sb->n[0], 0.9), pct(sb->us[0], sb->n[0], 0.99), sb->n[0], b > 0 ? a / b : 0, n_hogs);
+	snprintf(tail, sizeof(tail), "%d hogs at 0, one boot", n_hogs);
+	compare_phase("scx-latnice-value-before", 0, sa, "A (-20, set before the attach)", sb, "B (0)", tail);
 
 	/* ---- phase 1: values changed while attached: A back to 0, B to -20 ---- */
 	if (set_value(per[0], 0) < 0 || set_value(per[1], -20) < 0)
 		result(0, "scx-latnice-setup", "changing the custom slices: %s", strerror(errno));
 	measure(sa, sb, 1, phase_ms, hogs, n_hogs, hog_ns);
-	a = pct(sa->us[1], sa->n[1], 0.5);
-	b = pct(sb->us[1], sb->n[1], 0.5);
-	result(sb->n[1] > 0 && a > 0 && b < a, "scx-latnice-value-after",
-	       "median wakeup latency of task B (-20, set while attached) %.0f us (p90 %.0f, p99 %.0f, n=%u), "
-	       "of task A (back to 0) %.0f us (p90 %.0f, p99 %.0f, n=%u): ratio %.3f, below wanted; one boot",
-	       b, pct(sb->us[1], sb->n[1], 0.9), pct(sb->us[1], sb->n[1], 0.99), sb->n[1],
-	       a, pct(sa->us[1], sa->n[1], 0.9), pct(sa->us[1], sa->n[1], 0.99), sa->n[1], a > 0 ? b / a : 0);
+	compare_phase("scx-latnice-value-after", 1, sb, "B (-20, set while attached)", sa, "A (back to 0)", "one boot");
 
 	/* ---- the hogs latniced never touched shared the CPUs evenly (nice decides, all at 0) ---- */
 	hmin = hmax = hsum = (double)hog_ns[0];

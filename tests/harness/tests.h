@@ -65,6 +65,19 @@ void test_check(const char *what, int ok);
 /* A file of the source tree (LATNICE_SOURCE_ROOT, else "."), NUL-terminated; exits 1 if it cannot be read. */
 char *test_read_source(const char *rel, size_t *ret_len);
 
+/* A case of a table-driven parser test: one input line (len 0: strlen(line)), the return it must give,
+ * the value it must name where that return names one (a pid, an address), and what the case checks. */
+typedef struct TestLineCase {
+        const char *line;
+        size_t len;
+        int r;
+        unsigned long long value;
+        const char *what;
+} TestLineCase;
+static inline size_t test_line_len(const TestLineCase *c) {
+        return c->len ?: strlen(c->line);
+}
+
 /* n '[' then n ']': JSON nested n deep, for the parsers' depth bounds; free() it. Aborts without memory. */
 char *test_nested_brackets(size_t n);
 

@@ -52,3 +52,4 @@ stop_daemon() {
         return $rc
 }
 rules() { mkdir -p "$T/root/etc/latnice.d"; cat > "$T/root/etc/latnice.d/50-test.conf"; }
+rules_add() { cat >> "$T/root/etc/latnice.d/50-test.conf"; } # more of them, after those rules() wrote

@@ -365,29 +365,35 @@ TEST(walk_catches_new_thread) {
         reap(&c);
 }
 
+/* chrt POLICY -p PRIORITY TID, which must succeed (can_make_fifo() said it works here). */
+static void chrt_thread(const char *policy, const char *priority, pid_t tid) {
+        char tidbuf[16];
+        int status;
+        pid_t pid;
+
+        snprintf(tidbuf, sizeof(tidbuf), "%d", (int) tid);
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                execlp("chrt", "chrt", policy, "-p", priority, tidbuf, (char *) NULL);
+                _exit(127);
+        }
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST(fifo_left_alone) {
         _cleanup_(freep) pid_t *tids = NULL;
         Child c = spawn_helper(4, 0);
         ThreadSched before, after;
-        char tidbuf[16];
         ApplyResult res;
         pid_t rt;
-        int n, status;
-        pid_t pid;
+        int n;
 
         n = list_threads(c.pid, &tids);
         ASSERT_EQ(n, 4);
         rt = tids[0] == c.pid ? tids[1] : tids[0];
-        snprintf(tidbuf, sizeof(tidbuf), "%d", (int) rt);
-        pid = fork();
-        ASSERT_TRUE(pid >= 0);
-        if (pid == 0) {
-                execlp("chrt", "chrt", "-f", "-p", "10", tidbuf, (char *) NULL);
-                _exit(127);
-        }
-        ASSERT_EQ(waitpid(pid, &status, 0), pid);
-        /* can_make_fifo() said this works here */
-        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        chrt_thread("-f", "10", rt);
         ASSERT_EQ(sched_thread_get(&probe, rt, &before), 0);
         ASSERT_EQ(before.attr.sched_policy, LATNICE_SCHED_FIFO);
         ASSERT_TRUE(before.realtime);
@@ -405,14 +411,7 @@ TEST(fifo_left_alone) {
                         ASSERT_EQ(se_slice(c.pid, tids[i]), latnice_to_slice_ns(-9, probe.base_slice_ns));
         /* Back to SCHED_OTHER, the thread shows it never got a custom slice
          * (a realtime task's /proc/.../sched has no se.slice). */
-        pid = fork();
-        ASSERT_TRUE(pid >= 0);
-        if (pid == 0) {
-                execlp("chrt", "chrt", "-o", "-p", "0", tidbuf, (char *) NULL);
-                _exit(127);
-        }
-        ASSERT_EQ(waitpid(pid, &status, 0), pid);
-        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        chrt_thread("-o", "0", rt);
         ASSERT_EQ(se_slice(c.pid, rt), probe.base_slice_ns);
         reap(&c);
 }

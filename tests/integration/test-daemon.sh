@@ -86,6 +86,11 @@ grep -q "^Dropped .* kB of clean file pages" "$T/log" && [ $((trss * 2)) -lt "$t
 echo "     latniced VmRSS $(awk '/^VmRSS:/ { print $2 }' "/proc/$DPID/status") kB after the trim"
 
 # --- a value stays with its program: a child execing another, unmatched program gets the default
+# wait_child: C=the pid a test's lnt-parent wrote to $T/child (waited for, up to 2 s), killed at exit.
+wait_child() {
+        for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
+        C=$(cat "$T/child"); PIDS+=("$C")
+}
 cp /bin/bash "$T/lnt-parent"
 rules <<'CONF'
 [Process sleeper]
@@ -99,30 +104,21 @@ CONF
 sleep 0.6
 bg "$T/lnt-parent" -c "sleep 0.3; $T/lnt-other 30 & echo \$! > $T/child; wait"; P=$LAST
 expect_slice "$P" "$SLICE10" "parent gets its rule's value"
-for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
-C=$(cat "$T/child"); PIDS+=("$C")
+wait_child
 expect_slice "$C" "$BASE" "its child execing an unmatched program is reset to the default"
 grep -q "lnt-other\[$C\]: back to LatencyNice=0" "$T/log" && ok "the reset is logged" || fail "reset not logged"
 kill "$C" "$P" 2>/dev/null; rm -f "$T/child"
-printf 'Inherit=yes\n' >> "$T/root/etc/latnice.d/50-test.conf"
+echo Inherit=yes | rules_add
 sleep 0.6
 bg "$T/lnt-parent" -c "sleep 0.3; $T/lnt-other 30 & echo \$! > $T/child; wait"; P=$LAST
-for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
-C=$(cat "$T/child"); PIDS+=("$C")
+wait_child
 expect_slice "$C" "$SLICE10" "with Inherit=yes the child keeps the inherited value"
 kill "$C" "$P" 2>/dev/null; rm -f "$T/child"
 
 # --- a slice set before the exec (chrt -T, a launcher) is somebody else's: Override=no leaves it
 SLICE5=$((BASE * 1024 / 335)) # LatencyNice=5: weight 335
-rules <<'CONF'
-[Process sleeper]
-Comm=lnt-sleep lnt-probe
-LatencyNice=-10
-
-[Process parent]
-Comm=lnt-parent
-LatencyNice=-10
-Inherit=yes
+# The rules so far (sleeper; parent, now with Inherit=yes) and three more:
+rules_add <<'CONF'
 
 [Process late]
 Comm=lnt-late
@@ -149,8 +145,7 @@ bg "$T/lnt-sleep" 30; N=$LAST
 expect_slice "$N" "$SLICE10" "without a launcher's value the rule applies as before"
 # Ours through fork is not foreign: lnt-parent (-10, Inherit=yes) -> sh (keeps -10, not in the table) -> lnt-other.
 bg "$T/lnt-parent" -c "sh -c 'sleep 0.3; $T/lnt-other 30 & echo \$! > $T/child; wait'; wait"; P=$LAST
-for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
-C=$(cat "$T/child"); PIDS+=("$C")
+wait_child
 expect_slice "$C" "$SLICE5" "a grandchild carrying the -10 latniced gave its grandparent gets its own rule's 5"
 kill "$C" "$P" 2>/dev/null; rm -f "$T/child"
 # ... and the reset of what no rule matches looks as far: lnt-parent2 (-10) -> a subshell (a fork, not in the
@@ -158,8 +153,7 @@ kill "$C" "$P" 2>/dev/null; rm -f "$T/child"
 cp /bin/bash "$T/lnt-parent2"; cp /bin/sleep "$T/lnt-late2"
 bg "$T/lnt-parent2" -c "( sleep 0.3; $T/lnt-late2 30 & echo \$! > $T/child; wait ); wait"; P=$LAST
 expect_slice "$P" "$SLICE10" "lnt-parent2 gets its rule's -10"
-for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
-C=$(cat "$T/child"); PIDS+=("$C")
+wait_child
 expect_slice "$C" "$BASE" "its grandchild, through a shell latniced did not set, is reset to the default"
 kill "$C" "$P" "$S" "$L" "$N" 2>/dev/null; rm -f "$T/child"
 rules <<'CONF'
@@ -223,8 +217,7 @@ FOREIGN=$(slice_of "$B")
 # what it had before us is what its parent had, and a stop gives it that back.
 bg "$T/lnt-parent" -c "sleep 0.3; $T/lnt-sleep 30 & echo \$! > $T/child; wait"; P=$LAST
 expect_slice "$P" "$SLICE10" "a parent gets its rule's value"
-for _ in $(seq 40); do [ -s "$T/child" ] && break; sleep 0.05; done
-C=$(cat "$T/child"); PIDS+=("$C")
+wait_child
 expect_slice "$C" "$SLICE10" "its child execing a matched program gets that rule's value"
 # A subshell of a subshell of lnt-parent that never execs, reparented when the outer one exits: it carries
 # the rule's value out of every tree latniced walks (it waits on a FIFO nobody writes).

@@ -165,33 +165,37 @@ static void test_introspection(sd_bus *c) {
         sd_bus_error_free(&error);
 }
 
-static void test_properties(sd_bus *c) {
+static void expect_string_property(sd_bus *c, const char *name, const char *want) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
-        char *s = NULL, **l = NULL;
+        char *s = NULL;
+
+        ASSERT_TRUE(sd_bus_get_property_string(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, name, &error,
+                                               &s) >= 0);
+        ASSERT_STREQ(s, want);
+        free(s);
+        sd_bus_error_free(&error);
+}
+
+static void expect_u64_property(sd_bus *c, const char *name, uint64_t want) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
         uint64_t t = 0;
 
-        ASSERT_TRUE(sd_bus_get_property_string(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Backend", &error,
-                                               &s) >= 0);
-        ASSERT_STREQ(s, backend_to_string(the_backend));
-        free(s);
-        ASSERT_TRUE(sd_bus_get_property_string(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Profile", &error,
-                                               &s) >= 0);
-        ASSERT_STREQ(s, "");
-        free(s);
-        ASSERT_TRUE(sd_bus_get_property_string(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "EventSource",
-                                               &error, &s) >= 0);
-        ASSERT_STREQ(s, "proc-scan");
-        free(s);
-        ASSERT_TRUE(sd_bus_get_property_trivial(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "EventsSeen",
-                                                &error, 't', &t) >= 0);
-        ASSERT_EQ(t, 42);
-        ASSERT_TRUE(sd_bus_get_property_string(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "Prefilter",
-                                               &error, &s) >= 0);
-        ASSERT_STREQ(s, "on: 2 command names (1 prefixes)");
-        free(s);
-        ASSERT_TRUE(sd_bus_get_property_trivial(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "PrefilterMemory",
-                                                &error, 't', &t) >= 0);
-        ASSERT_EQ(t, 4096);
+        ASSERT_TRUE(sd_bus_get_property_trivial(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, name, &error, 't',
+                                                &t) >= 0);
+        ASSERT_EQ(t, want);
+        sd_bus_error_free(&error);
+}
+
+static void test_properties(sd_bus *c) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        char **l = NULL;
+
+        expect_string_property(c, "Backend", backend_to_string(the_backend));
+        expect_string_property(c, "Profile", "");
+        expect_string_property(c, "EventSource", "proc-scan");
+        expect_u64_property(c, "EventsSeen", 42);
+        expect_string_property(c, "Prefilter", "on: 2 command names (1 prefixes)");
+        expect_u64_property(c, "PrefilterMemory", 4096);
         ASSERT_TRUE(sd_bus_get_property_strv(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "RuleErrors", &error,
                                              &l) >= 0);
         ASSERT_EQ(strv_length(l), 1);

@@ -20,6 +20,7 @@
 
 #include "focus-source.h"
 #include "tests.h"
+#include "util.h"
 
 
 /* The window events of a stream, as the .expected file writes them. */
@@ -66,10 +67,6 @@ static void replay_stream(const char *stream, size_t len, const char *want) {
         test_check("the stored stream gives its window events, read in chunks of every size from 1 byte", all_ok);
 }
 
-static int event(const char *l, uint64_t *ret) {
-        return hypr_event_parse(l, strlen(l), ret);
-}
-
 static int reply(const char *json, uint64_t *ret_address, pid_t *ret_pid) {
         return hypr_reply_parse(json, strlen(json), ret_address, ret_pid);
 }
@@ -85,6 +82,15 @@ static int reply(const char *json, uint64_t *ret_address, pid_t *ret_pid) {
         "    \"fullscreen\": 0,\n    \"grouped\": [],\n    \"tags\": [],\n"                             \
         "    \"swallowing\": \"0x0\",\n    \"focusHistoryID\": 0\n}"
 
+/* A j/activewindow reply and what it must give: r, and for r == 0 the address and the pid. */
+typedef struct HyprReplyCase {
+        const char *json;
+        int r;
+        uint64_t address;
+        pid_t pid;
+        const char *what;
+} HyprReplyCase;
+
 int main(void) {
         uint64_t address = 7;
         pid_t pid = -7;
@@ -98,67 +104,65 @@ int main(void) {
         free(stream);
         free(expected);
 
-        r = event("activewindowv2>>55a7c3b1e2f0", &address);
-        test_check("activewindowv2 names an address", r == HYPR_EVENT_FOCUS && address == 0x55a7c3b1e2f0);
-        r = event("activewindowv2>>", &address);
-        test_check("activewindowv2 without an address: nothing focused", r == HYPR_EVENT_FOCUS && address == 0);
-        r = event("activewindowv2>>,", &address);
-        test_check("activewindowv2>>, (older Hyprland): nothing focused", r == HYPR_EVENT_FOCUS && address == 0);
-        r = event("activewindow>>foot,activewindowv2>>1234", &address);
-        test_check("an event name inside another event's data is not an event", r == HYPR_EVENT_OTHER);
-        r = event("closewindow>>ABCDEF12", &address);
-        test_check("closewindow names its address (upper-case hex too)", r == HYPR_EVENT_CLOSE && address == 0xabcdef12);
-        r = event("openwindow>>ff01,3,mpv,a, title, with, commas", &address);
-        test_check("openwindow names the address before its first comma", r == HYPR_EVENT_OPEN && address == 0xff01);
-        r = event("somefutureevent>>55a7c3b1e2f0", &address);
-        test_check("an unknown event is ignored", r == HYPR_EVENT_OTHER);
-
-        /* Hostile event lines. */
-        r = event("activewindowv2 55a7c3b1e2f0", &address);
-        test_check("a line without >> is refused", r == -EINVAL);
-        r = event("activewindowv2>>0x55a7c3b1e2f0", &address);
-        test_check("an event address with 0x is refused", r == -EINVAL);
-        r = event("activewindowv2>>55a7c3b1e2f0 ", &address);
-        test_check("an address with trailing bytes is refused", r == -EINVAL);
-        r = event("activewindowv2>>-1", &address);
-        test_check("a negative address is refused", r == -EINVAL);
-        r = event("activewindowv2>>11223344556677889", &address);
-        test_check("an address of more than 64 bits is refused", r == -EINVAL);
-        r = event("activewindowv2>>\xff\xfe", &address);
-        test_check("non-UTF-8 bytes as an address are refused", r == -EINVAL);
-        r = hypr_event_parse("activewindowv2>>12\0" "34", 21, &address);
-        test_check("a NUL byte in a line is refused", r == -EINVAL);
-        r = event("activewindow>>foot,\xff\xfe\x80 title", &address);
-        test_check("non-UTF-8 in another event's title is ignored", r == HYPR_EVENT_OTHER);
-
+        /* Event lines: the kind, and for a focus, open or close the address. */
+        static const TestLineCase events[] = {
+                { "activewindowv2>>55a7c3b1e2f0", 0, HYPR_EVENT_FOCUS, 0x55a7c3b1e2f0,
+                  "activewindowv2 names an address" },
+                { "activewindowv2>>", 0, HYPR_EVENT_FOCUS, 0, "activewindowv2 without an address: nothing focused" },
+                { "activewindowv2>>,", 0, HYPR_EVENT_FOCUS, 0, "activewindowv2>>, (older Hyprland): nothing focused" },
+                { "activewindow>>foot,activewindowv2>>1234", 0, HYPR_EVENT_OTHER, 0,
+                  "an event name inside another event's data is not an event" },
+                { "closewindow>>ABCDEF12", 0, HYPR_EVENT_CLOSE, 0xabcdef12,
+                  "closewindow names its address (upper-case hex too)" },
+                { "openwindow>>ff01,3,mpv,a, title, with, commas", 0, HYPR_EVENT_OPEN, 0xff01,
+                  "openwindow names the address before its first comma" },
+                { "somefutureevent>>55a7c3b1e2f0", 0, HYPR_EVENT_OTHER, 0, "an unknown event is ignored" },
+                /* Hostile event lines. */
+                { "activewindowv2 55a7c3b1e2f0", 0, -EINVAL, 0, "a line without >> is refused" },
+                { "activewindowv2>>0x55a7c3b1e2f0", 0, -EINVAL, 0, "an event address with 0x is refused" },
+                { "activewindowv2>>55a7c3b1e2f0 ", 0, -EINVAL, 0, "an address with trailing bytes is refused" },
+                { "activewindowv2>>-1", 0, -EINVAL, 0, "a negative address is refused" },
+                { "activewindowv2>>11223344556677889", 0, -EINVAL, 0, "an address of more than 64 bits is refused" },
+                { "activewindowv2>>\xff\xfe", 0, -EINVAL, 0, "non-UTF-8 bytes as an address are refused" },
+                { "activewindowv2>>12\0" "34", 21, -EINVAL, 0, "a NUL byte in a line is refused" },
+                { "activewindow>>foot,\xff\xfe\x80 title", 0, HYPR_EVENT_OTHER, 0,
+                  "non-UTF-8 in another event's title is ignored" },
+        };
         /* Replies. */
-        r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "4242", "~ vim"), &address, &pid);
-        test_check("a j/activewindow reply names its address and pid",
-              r == 0 && address == 0x55a7c3b1e2f0 && pid == 4242);
-        r = reply("{}", &address, &pid);
-        test_check("{}: nothing focused", r == 0 && address == 0 && pid == 0);
-        r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "-1", "x"), &address, &pid);
-        test_check("pid -1 (not known) names nobody", r == 0 && address == 0x55a7c3b1e2f0 && pid == 0);
-        r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "4294967297", "x"), &address, &pid);
-        test_check("a pid above INT32_MAX names nobody", r == 0 && pid == 0);
-        r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "\"4242\"", "x"), &address, &pid);
-        test_check("a pid as text is not taken", r == 0 && pid == 0);
-        r = reply(WINDOW_JSON("0x55a7c3b1e2f0", "4242", "\xff\xfe\x80"), &address, &pid);
-        test_check("non-UTF-8 in a title is tolerated", r == 0 && pid == 4242);
-        r = reply(WINDOW_JSON("55a7c3b1e2f0", "4242", "x"), &address, &pid);
-        test_check("a reply address without 0x is refused", r == -EINVAL);
-        r = reply(WINDOW_JSON("0xzz", "4242", "x"), &address, &pid);
-        test_check("a reply address that is not hex is refused", r == -EINVAL);
-        r = reply("{\"address\": 12345, \"pid\": 4242}", &address, &pid);
-        test_check("a reply address that is not a string is refused", r == -EINVAL);
-        r = reply("{\"address\": \"0x55a7c3b1e2f0\", \"pid\": 42", &address, &pid);
-        test_check("a reply cut short is refused", r == -EINVAL);
-        r = reply("{\"address\": \"0x1\", \"pid\": 1},", &address, &pid);
-        test_check("a reply with a trailing comma is refused", r == -EINVAL);
-        r = reply("[{\"address\": \"0x1\", \"pid\": 1}]", &address, &pid);
-        test_check("a reply that is not an object is refused", r == -EINVAL);
-        r = reply("ok", &address, &pid);
-        test_check("a reply that is not JSON is refused", r == -EINVAL);
+        static const HyprReplyCase replies[] = {
+                { WINDOW_JSON("0x55a7c3b1e2f0", "4242", "~ vim"), 0, 0x55a7c3b1e2f0, 4242,
+                  "a j/activewindow reply names its address and pid" },
+                { "{}", 0, 0, 0, "{}: nothing focused" },
+                { WINDOW_JSON("0x55a7c3b1e2f0", "-1", "x"), 0, 0x55a7c3b1e2f0, 0, "pid -1 (not known) names nobody" },
+                { WINDOW_JSON("0x55a7c3b1e2f0", "4294967297", "x"), 0, 0x55a7c3b1e2f0, 0,
+                  "a pid above INT32_MAX names nobody" },
+                { WINDOW_JSON("0x55a7c3b1e2f0", "\"4242\"", "x"), 0, 0x55a7c3b1e2f0, 0, "a pid as text is not taken" },
+                { WINDOW_JSON("0x55a7c3b1e2f0", "4242", "\xff\xfe\x80"), 0, 0x55a7c3b1e2f0, 4242,
+                  "non-UTF-8 in a title is tolerated" },
+                { WINDOW_JSON("55a7c3b1e2f0", "4242", "x"), -EINVAL, 0, 0, "a reply address without 0x is refused" },
+                { WINDOW_JSON("0xzz", "4242", "x"), -EINVAL, 0, 0, "a reply address that is not hex is refused" },
+                { "{\"address\": 12345, \"pid\": 4242}", -EINVAL, 0, 0,
+                  "a reply address that is not a string is refused" },
+                { "{\"address\": \"0x55a7c3b1e2f0\", \"pid\": 42", -EINVAL, 0, 0, "a reply cut short is refused" },
+                { "{\"address\": \"0x1\", \"pid\": 1},", -EINVAL, 0, 0, "a reply with a trailing comma is refused" },
+                { "[{\"address\": \"0x1\", \"pid\": 1}]", -EINVAL, 0, 0, "a reply that is not an object is refused" },
+                { "ok", -EINVAL, 0, 0, "a reply that is not JSON is refused" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(events); i++) {
+                const TestLineCase *c = &events[i];
+
+                address = 7;
+                r = hypr_event_parse(c->line, test_line_len(c), &address);
+                test_check(c->what, r == c->r && (r <= HYPR_EVENT_OTHER || address == c->value));
+        }
+        for (size_t i = 0; i < ELEMENTSOF(replies); i++) {
+                const HyprReplyCase *c = &replies[i];
+
+                address = 7, pid = -7;
+                r = reply(c->json, &address, &pid);
+                test_check(c->what, r == c->r && (r < 0 || (address == c->address && pid == c->pid)));
+        }
         {
                 char *deep = test_nested_brackets(100000);
 

@@ -18,6 +18,7 @@
 
 #include "focus-source.h"
 #include "tests.h"
+#include "util.h"
 
 
 /* What the source does with a line: the focus changes it gives, repeated values collapsed as
@@ -74,6 +75,16 @@ static int line(NiriState *st, const char *l, pid_t *ret_pid) {
         return niri_state_line(st, l, strlen(l), ret_pid);
 }
 
+/* Lines fed one after the other to the state: each must give its r, and for r == 1 the pid (value). */
+static void steps(NiriState *st, const TestLineCase *c, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                pid_t pid = -7;
+                int r = niri_state_line(st, c[i].line, test_line_len(&c[i]), &pid);
+
+                test_check(c[i].what, r == c[i].r && (r != 1 || (unsigned long long) pid == c[i].value));
+        }
+}
+
 static int count_on_line(const char *l, size_t len, void *userdata) {
         (void) l, (void) len;
         (*(int *) userdata)++;
@@ -97,56 +108,52 @@ int main(void) {
         free(expected);
 
         /* One at a time, against the state. */
-        r = line(&st, "{\"WindowsChanged\":{\"windows\":[{\"id\":7,\"pid\":70,\"is_focused\":false},"
-                      "{\"id\":8,\"pid\":80,\"is_focused\":true}]}}", &pid);
-        test_check("WindowsChanged names its focused window", r == 1 && pid == 80);
-        r = line(&st, "{\"WindowFocusChanged\":{\"id\":null}}", &pid);
-        test_check("focus to nothing names nobody", r == 1 && pid == 0);
-        r = line(&st, "{\"WindowFocusChanged\":{\"id\":7}}", &pid);
-        test_check("focus by id names the window's pid", r == 1 && pid == 70);
-        r = line(&st, "{\"WindowClosed\":{\"id\":8}}", &pid);
-        test_check("closing a window without the focus changes nothing", r == 0);
-        r = line(&st, "{\"WindowClosed\":{\"id\":7}}", &pid);
-        test_check("closing the focused window: nobody has it", r == 1 && pid == 0);
-        r = line(&st, "{\"WindowFocusChanged\":{\"id\":7}}", &pid);
-        test_check("a closed window's id names nobody", r == 1 && pid == 0);
-        r = line(&st, "{\"WindowFocusChanged\":{\"id\":99}}", &pid);
-        test_check("an unknown id names nobody", r == 1 && pid == 0);
-        r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":9,\"pid\":null,\"is_focused\":true}}}", &pid);
-        test_check("a window without a pid (a portal's) names nobody", r == 1 && pid == 0);
-        r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":9,\"pid\":90,\"is_focused\":true}}}", &pid);
-        test_check("a window's pid learnt later is taken", r == 1 && pid == 90);
-        r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":9,\"pid\":90,\"is_focused\":false}}}", &pid);
-        test_check("the focused window saying it lost the focus: nobody has it", r == 1 && pid == 0);
-        r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":10,\"pid\":4294967297,\"is_focused\":true}}}",
-                 &pid);
-        test_check("a pid above INT32_MAX names nobody", r == 1 && pid == 0);
-        r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":11,\"pid\":\"1234\",\"is_focused\":true}}}",
-                 &pid);
-        test_check("a pid as text is not taken", r == 1 && pid == 0);
-        r = line(&st, "{\"WindowFocusChanged\":{\"id\":9}}", &pid);
-        test_check("back to a known window", r == 1 && pid == 90);
-
+        static const TestLineCase focus_steps[] = {
+                { "{\"WindowsChanged\":{\"windows\":[{\"id\":7,\"pid\":70,\"is_focused\":false},"
+                  "{\"id\":8,\"pid\":80,\"is_focused\":true}]}}", 0, 1, 80, "WindowsChanged names its focused window" },
+                { "{\"WindowFocusChanged\":{\"id\":null}}", 0, 1, 0, "focus to nothing names nobody" },
+                { "{\"WindowFocusChanged\":{\"id\":7}}", 0, 1, 70, "focus by id names the window's pid" },
+                { "{\"WindowClosed\":{\"id\":8}}", 0, 0, 0, "closing a window without the focus changes nothing" },
+                { "{\"WindowClosed\":{\"id\":7}}", 0, 1, 0, "closing the focused window: nobody has it" },
+                { "{\"WindowFocusChanged\":{\"id\":7}}", 0, 1, 0, "a closed window's id names nobody" },
+                { "{\"WindowFocusChanged\":{\"id\":99}}", 0, 1, 0, "an unknown id names nobody" },
+                { "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":9,\"pid\":null,\"is_focused\":true}}}", 0, 1, 0,
+                  "a window without a pid (a portal's) names nobody" },
+                { "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":9,\"pid\":90,\"is_focused\":true}}}", 0, 1, 90,
+                  "a window's pid learnt later is taken" },
+                { "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":9,\"pid\":90,\"is_focused\":false}}}", 0, 1, 0,
+                  "the focused window saying it lost the focus: nobody has it" },
+                { "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":10,\"pid\":4294967297,\"is_focused\":true}}}",
+                  0, 1, 0, "a pid above INT32_MAX names nobody" },
+                { "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":11,\"pid\":\"1234\",\"is_focused\":true}}}", 0, 1, 0,
+                  "a pid as text is not taken" },
+                { "{\"WindowFocusChanged\":{\"id\":9}}", 0, 1, 90, "back to a known window" },
+        };
         /* Hostile lines: refused, and the focus stays what it was. */
-        r = line(&st, "{\"WindowFocusChanged\":{\"id\":8", &pid);
-        test_check("broken JSON is refused", r == -EINVAL);
-        r = line(&st, "{\"WindowFocusChanged\":{\"id\":7}}{\"WindowFocusChanged\":{\"id\":8}}", &pid);
-        test_check("two values on one line are refused", r == -EINVAL);
-        r = niri_state_line(&st, "{\"WindowFocusChanged\":{\"id\":7}}\0x", 33, &pid);
-        test_check("a NUL byte in a line is refused", r == -EINVAL);
-        r = line(&st, "{\"WindowFocusChanged\":{\"id\":-1}}", &pid);
-        test_check("a negative id is refused", r == -EINVAL);
-        r = line(&st, "{\"WindowFocusChanged\":{\"id\":7},\"WindowClosed\":{\"id\":9}}", &pid);
-        test_check("an event with two names is refused", r == -EINVAL);
-        r = line(&st, "[\"WindowFocusChanged\",7]", &pid);
-        test_check("not an object", r == -EINVAL);
-        r = line(&st, "{\"WindowsChanged\":{\"windows\":{\"id\":1}}}", &pid);
-        test_check("windows that are not a list are refused", r == -EINVAL);
-        r = line(&st, "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":12,\"title\":\"\xff\xfe\x80\",\"pid\":120,"
-                      "\"is_focused\":true}}}", &pid);
-        test_check("non-UTF-8 in a title is tolerated", r == 1 && pid == 120);
-        r = line(&st, "{\"WindowFocusChanged\":{\"id\":9}}", &pid);
-        test_check("the hostile lines left the windows as they were", r == 1 && pid == 90);
+        static const TestLineCase hostile_steps[] = {
+                { "{\"WindowFocusChanged\":{\"id\":8", 0, -EINVAL, 0, "broken JSON is refused" },
+                { "{\"WindowFocusChanged\":{\"id\":7}}{\"WindowFocusChanged\":{\"id\":8}}", 0, -EINVAL, 0,
+                  "two values on one line are refused" },
+                { "{\"WindowFocusChanged\":{\"id\":7}}\0x", 33, -EINVAL, 0, "a NUL byte in a line is refused" },
+                { "{\"WindowFocusChanged\":{\"id\":-1}}", 0, -EINVAL, 0, "a negative id is refused" },
+                { "{\"WindowFocusChanged\":{\"id\":7},\"WindowClosed\":{\"id\":9}}", 0, -EINVAL, 0,
+                  "an event with two names is refused" },
+                { "[\"WindowFocusChanged\",7]", 0, -EINVAL, 0, "not an object" },
+                { "{\"WindowsChanged\":{\"windows\":{\"id\":1}}}", 0, -EINVAL, 0,
+                  "windows that are not a list are refused" },
+                { "{\"WindowOpenedOrChanged\":{\"window\":{\"id\":12,\"title\":\"\xff\xfe\x80\",\"pid\":120,"
+                  "\"is_focused\":true}}}", 0, 1, 120, "non-UTF-8 in a title is tolerated" },
+                { "{\"WindowFocusChanged\":{\"id\":9}}", 0, 1, 90, "the hostile lines left the windows as they were" },
+        };
+        /* What is no focus change, and niri's refusal. */
+        static const TestLineCase other_steps[] = {
+                { "{\"SomeLaterEvent\":{\"id\":9}}", 0, 0, 0, "an unknown event is ignored" },
+                { "{\"Ok\":\"Handled\"}", 0, 0, 0, "the reply to EventStream is no focus change" },
+                { "{\"Err\":\"unknown request\"}", 0, -EPROTO, 0, "niri refusing the request is said" },
+        };
+
+        steps(&st, focus_steps, ELEMENTSOF(focus_steps));
+        steps(&st, hostile_steps, ELEMENTSOF(hostile_steps));
         {
                 char *deep = test_nested_brackets(100000);
 
@@ -154,12 +161,7 @@ int main(void) {
                 test_check("nesting deeper than the bound is refused", r == -EINVAL);
                 free(deep);
         }
-        r = line(&st, "{\"SomeLaterEvent\":{\"id\":9}}", &pid);
-        test_check("an unknown event is ignored", r == 0);
-        r = line(&st, "{\"Ok\":\"Handled\"}", &pid);
-        test_check("the reply to EventStream is no focus change", r == 0);
-        r = line(&st, "{\"Err\":\"unknown request\"}", &pid);
-        test_check("niri refusing the request is said", r == -EPROTO);
+        steps(&st, other_steps, ELEMENTSOF(other_steps));
         niri_state_done(&st);
 
         /* More windows than kept: the focused one is still named; ids past the cap name nobody. */

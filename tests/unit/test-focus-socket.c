@@ -193,7 +193,7 @@ static pid_t sway_focus_from(const char *path, uid_t uid) {
         uint32_t len = sizeof(tree) - 1, type = 4; /* GET_TREE */
         Seen seen = {};
         sd_event *e = NULL;
-        SwayIpc *ipc = NULL;
+        FocusConn *ipc = NULL;
         pid_t server;
 
         memcpy(msg, "i3-ipc", 6);
@@ -203,9 +203,10 @@ static pid_t sway_focus_from(const char *path, uid_t uid) {
         server = listen_as(path, uid, msg, sizeof(msg));
         ASSERT_TRUE(sd_event_new(&e) >= 0);
         ASSERT_TRUE(sd_event_add_time_relative(e, NULL, CLOCK_MONOTONIC, 500 * 1000, 1000, on_timeout, NULL) >= 0);
-        ASSERT_EQ(sway_ipc_new(&(FocusSink) { .event = e, .set = record, .userdata = &seen }, path, &ipc), 0);
+        ASSERT_EQ(focus_conn_new(&sway_source, &(FocusSink) { .event = e, .set = record, .userdata = &seen }, path,
+                                 &ipc), 0);
         ASSERT_TRUE(sd_event_loop(e) >= 0);
-        sway_ipc_free(ipc);
+        focus_conn_free(ipc);
         sd_event_unref(e);
         stop(server);
         return seen.last;

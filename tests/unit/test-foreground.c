@@ -83,6 +83,18 @@ TEST(user_unit) {
         ASSERT_TRUE(!foreground_user_unit("/user@1000.service/app.slice/a-very-long-name.scope", 1000, u, 20));
 }
 
+/* foreground_list_cgroup() of cgroup with room for max gives exactly the pids want, in this order. */
+static void expect_cgroup(int fd, const char *cgroup, size_t max, const pid_t *want, size_t n_want) {
+        pid_t pids[8];
+
+        ASSERT_TRUE(max <= ELEMENTSOF(pids));
+        ASSERT_EQ(foreground_list_cgroup(fd, cgroup, pids, max), n_want);
+        for (size_t i = 0; i < n_want; i++)
+                ASSERT_EQ(pids[i], want[i]);
+}
+#define EXPECT_CGROUP(fd, cgroup, max, ...)                                                                \
+        expect_cgroup(fd, cgroup, max, (const pid_t[]) { __VA_ARGS__ }, ELEMENTSOF(((const pid_t[]) { __VA_ARGS__ })))
+
 TEST(tree) {
         const char *d = test_tmpdir();
         _cleanup_(closep) int fd = -1;
@@ -111,22 +123,16 @@ TEST(tree) {
         test_write(d, "cg/user.slice/app.scope/cgroup.procs", "5\n7\n-3\nx\n9\n");
         close(fd);
         fd = open(test_path(d, "cg"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_EQ(foreground_list_cgroup(fd, "/user.slice/app.scope", pids, 8), 3);
-        ASSERT_EQ(pids[0], 5);
-        ASSERT_EQ(pids[1], 7);
-        ASSERT_EQ(pids[2], 9);
-        ASSERT_EQ(foreground_list_cgroup(fd, "/user.slice/app.scope", pids, 1), 1);
+        EXPECT_CGROUP(fd, "/user.slice/app.scope", 8, 5, 7, 9);
+        EXPECT_CGROUP(fd, "/user.slice/app.scope", 1, 5);
         ASSERT_EQ(foreground_list_cgroup(fd, "/none", pids, 8), 0);
         /* A unit with sub-cgroups of its own (Delegate=yes, toolbox, podman): they are the unit too. */
         test_write(d, "cg/user.slice/app.scope/payload/cgroup.procs", "20\n");
         test_write(d, "cg/user.slice/app.scope/payload/inner/cgroup.procs", "21\n5\n");
         test_write(d, "cg/user.slice/app.scope/payload/inner/cgroup.threads", "22\n");
-        ASSERT_EQ(foreground_list_cgroup(fd, "/user.slice/app.scope", pids, 8), 5);
-        ASSERT_EQ(pids[0], 5);
-        ASSERT_EQ(pids[3], 20);
-        ASSERT_EQ(pids[4], 21);
-        ASSERT_EQ(foreground_list_cgroup(fd, "/user.slice/app.scope", pids, 4), 4);
-        ASSERT_EQ(foreground_list_cgroup(fd, "/user.slice/app.scope/payload", pids, 8), 3);
+        EXPECT_CGROUP(fd, "/user.slice/app.scope", 8, 5, 7, 9, 20, 21);
+        EXPECT_CGROUP(fd, "/user.slice/app.scope", 4, 5, 7, 9, 20);
+        EXPECT_CGROUP(fd, "/user.slice/app.scope/payload", 8, 20, 21, 5);
 }
 
 TEST(config) {

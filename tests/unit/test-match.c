@@ -32,6 +32,41 @@ static const char *winner(const RuleSet *s, const TaskInfo *t) {
         return n;
 }
 
+/* The same through the index: 1 from it exactly when a rule matched. */
+static const char *index_winner(MatchIndex *ix, const TaskInfo *t) {
+        MatchResult m = {};
+        const char *n;
+        int r = match_index_task(ix, t, false, &m);
+
+        ASSERT_TRUE(r >= 0);
+        ASSERT_EQ(r, m.rule != NULL);
+        n = m.rule ? m.rule->name : NULL;
+        match_result_done(&m);
+        return n;
+}
+
+/* A task and the rule that must win for it (NULL: none). */
+typedef struct WinnerCase {
+        TaskInfo t;
+        const char *want;
+} WinnerCase;
+
+/* Each case decided by the rules s, then through their index: the same winner both ways. */
+static void expect_winners(const RuleSet *s, const WinnerCase *c, size_t n) {
+        _cleanup_(match_index_freep) MatchIndex *ix = NULL;
+
+        ASSERT_EQ(match_index_new(s, &ix), 0);
+        for (size_t i = 0; i < n; i++)
+                for (int by_index = 0; by_index < 2; by_index++) {
+                        const char *got = by_index ? index_winner(ix, &c[i].t) : winner(s, &c[i].t);
+
+                        if (c[i].want)
+                                ASSERT_STREQ(got, c[i].want);
+                        else
+                                ASSERT_TRUE(!got);
+                }
+}
+
 static void test_ancestor(void) {
         _cleanup_(rule_set_freep) RuleSet *s = load("ancestor",
                 "[Process under-steam]\nAncestor=reaper\nLatencyNice=-5\n"
@@ -128,97 +163,46 @@ static void test_keys(void) {
                 "[Process group]\nGroup=audio\nComm=ardour\nLatencyNice=-4\n"
                 "[Process cgroup]\nCgroup=/system.slice/backup*.service\nLatencyNice=19\n"
                 "[Process unit]\nUnit=game.slice\nLatencyNice=-3\n");
-        TaskInfo t;
+        const WinnerCase cases[] = {
+                { { .comm = "pipewire" }, "comm" },
+                { { .comm = "pipewire-pulse" }, NULL }, /* exact, not prefix */
+                { { .comm = "kwin_wayland" }, "glob" },
+                { { .comm = "game", .exe = "/opt/game/bin/game" }, "exe-path" },
+                { { .comm = "game", .exe = "/opt/game/bin/game (deleted)" }, "exe-path" },
+                { { .comm = "firefox", .exe = "/usr/lib/firefox-esr/firefox-esr" }, "exe-base" },
+                /* '*' also matches '/' */
+                { { .comm = "java", .exe = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java" }, "exe-glob" },
+                { { .comm = "java", .exe = "/usr/lib/jvm/x/javac" }, NULL },
 
-        t = (TaskInfo) { .comm = "pipewire" };
-        ASSERT_STREQ(winner(s, &t), "comm");
-        t = (TaskInfo) { .comm = "pipewire-pulse" };
-        ASSERT_TRUE(!winner(s, &t)); /* exact, not prefix */
-        t = (TaskInfo) { .comm = "kwin_wayland" };
-        ASSERT_STREQ(winner(s, &t), "glob");
-        t = (TaskInfo) { .comm = "game", .exe = "/opt/game/bin/game" };
-        ASSERT_STREQ(winner(s, &t), "exe-path");
-        t = (TaskInfo) { .comm = "game", .exe = "/opt/game/bin/game (deleted)" };
-        ASSERT_STREQ(winner(s, &t), "exe-path");
-        t = (TaskInfo) { .comm = "firefox", .exe = "/usr/lib/firefox-esr/firefox-esr" };
-        ASSERT_STREQ(winner(s, &t), "exe-base");
-        t = (TaskInfo) { .comm = "java", .exe = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java" };
-        ASSERT_STREQ(winner(s, &t), "exe-glob"); /* '*' also matches '/' */
-        t = (TaskInfo) { .comm = "java", .exe = "/usr/lib/jvm/x/javac" };
-        ASSERT_TRUE(!winner(s, &t));
+                { { .comm = "wine", .argv = (char *[]) { "wine", "C:/Games/game.exe", NULL } }, "cmdline" },
+                { { .comm = "python3", .argv = (char *[]) { "python3", "/usr/bin/tool.py", "--flag", NULL } },
+                  "cmdline" },
+                /* Wine spells the Windows path in argv: the name after the last backslash counts. */
+                { { .comm = "game.exe", .argv = (char *[]) { "Z:\\home\\u\\Games\\game.exe", NULL } }, "cmdline" },
+                { { .comm = "wine64-preloader",
+                    .argv = (char *[]) { "C:\\Program Files\\Game\\game.exe", "-dx11", NULL } }, "cmdline" },
+                { { .comm = "x", .argv = (char *[]) { "Z:\\games\\game.exe.bak", "game.exe\\", "\\", NULL } }, NULL },
+                { { .comm = "python3", .argv = (char *[]) { "python3", "/usr/bin/tool.pyc", NULL } }, NULL },
+                { { .comm = "python3" }, NULL }, /* argv unknown: no match, no crash */
 
-        char *wine[] = { "wine", "C:/Games/game.exe", NULL };
-        t = (TaskInfo) { .comm = "wine", .argv = wine };
-        ASSERT_STREQ(winner(s, &t), "cmdline");
-        char *py[] = { "python3", "/usr/bin/tool.py", "--flag", NULL };
-        t = (TaskInfo) { .comm = "python3", .argv = py };
-        ASSERT_STREQ(winner(s, &t), "cmdline");
-        /* Wine spells the Windows path in argv: the name after the last backslash counts. */
-        char *winpath[] = { "Z:\\home\\u\\Games\\game.exe", NULL };
-        t = (TaskInfo) { .comm = "game.exe", .argv = winpath };
-        ASSERT_STREQ(winner(s, &t), "cmdline");
-        char *winspace[] = { "C:\\Program Files\\Game\\game.exe", "-dx11", NULL };
-        t = (TaskInfo) { .comm = "wine64-preloader", .argv = winspace };
-        ASSERT_STREQ(winner(s, &t), "cmdline");
-        {
-                /* the index finds it the same way */
-                _cleanup_(match_index_freep) MatchIndex *ix = NULL;
-                MatchResult mr = {};
+                { { .comm = "reaper", .parent_comm = "steam" }, "parent" },
 
-                ASSERT_EQ(match_index_new(s, &ix), 0);
-                ASSERT_TRUE(match_index_task(ix, &t, false, &mr) >= 0);
-                ASSERT_TRUE(mr.rule && strcmp(mr.rule->name, "cmdline") == 0);
-                match_result_done(&mr);
-        }
-        char *notwin[] = { "Z:\\games\\game.exe.bak", "game.exe\\", "\\", NULL };
-        t = (TaskInfo) { .comm = "x", .argv = notwin };
-        ASSERT_TRUE(!winner(s, &t));
-        char *other[] = { "python3", "/usr/bin/tool.pyc", NULL };
-        t = (TaskInfo) { .comm = "python3", .argv = other };
-        ASSERT_TRUE(!winner(s, &t));
-        t = (TaskInfo) { .comm = "python3" }; /* argv unknown: no match, no crash */
-        ASSERT_TRUE(!winner(s, &t));
+                { { .comm = "make", .uid = 4242 }, "user" },
+                { { .comm = "make", .uid = 1000, .user = "builder" }, "user" },
+                { { .comm = "make", .uid = 1000, .user = "alice" }, NULL },
+                { { .comm = "cc1", .uid = 4242 }, NULL }, /* keys are ANDed */
 
-        t = (TaskInfo) { .comm = "reaper", .parent_comm = "steam" };
-        ASSERT_STREQ(winner(s, &t), "parent");
+                { { .comm = "ardour", .gid = 29, .group = "audio" }, "group" },
 
-        t = (TaskInfo) { .comm = "make", .uid = 4242 };
-        ASSERT_STREQ(winner(s, &t), "user");
-        t = (TaskInfo) { .comm = "make", .uid = 1000, .user = "builder" };
-        ASSERT_STREQ(winner(s, &t), "user");
-        t = (TaskInfo) { .comm = "make", .uid = 1000, .user = "alice" };
-        ASSERT_TRUE(!winner(s, &t));
-        t = (TaskInfo) { .comm = "cc1", .uid = 4242 }; /* keys are ANDed */
-        ASSERT_TRUE(!winner(s, &t));
-
-        t = (TaskInfo) { .comm = "ardour", .gid = 29, .group = "audio" };
-        ASSERT_STREQ(winner(s, &t), "group");
-
-        t = (TaskInfo) { .comm = "borg", .cgroup = "/system.slice/backup-home.service" };
-        ASSERT_STREQ(winner(s, &t), "cgroup");
-        t = (TaskInfo) { .comm = "x", .cgroup = "/game.slice/run-u12.scope" };
-        ASSERT_STREQ(winner(s, &t), "unit");
-        t = (TaskInfo) { .comm = "x", .cgroup = "/game.slicex/run-u12.scope" };
-        ASSERT_TRUE(!winner(s, &t));
-        /* A user's own unit of that name (systemd-run --user --slice=game.slice) is not the system's. */
-        t = (TaskInfo) {
-                .comm = "x",
-                .cgroup = "/user.slice/user-1000.slice/user@1000.service/game.slice/run-u3.scope",
+                { { .comm = "borg", .cgroup = "/system.slice/backup-home.service" }, "cgroup" },
+                { { .comm = "x", .cgroup = "/game.slice/run-u12.scope" }, "unit" },
+                { { .comm = "x", .cgroup = "/game.slicex/run-u12.scope" }, NULL },
+                /* A user's own unit of that name (systemd-run --user --slice=game.slice) is not the system's. */
+                { { .comm = "x", .cgroup = "/user.slice/user-1000.slice/user@1000.service/game.slice/run-u3.scope" },
+                  NULL },
         };
-        ASSERT_TRUE(!winner(s, &t));
-        {
-                _cleanup_(match_index_freep) MatchIndex *ix = NULL;
-                MatchResult mr = {};
 
-                ASSERT_EQ(match_index_new(s, &ix), 0);
-                ASSERT_TRUE(match_index_task(ix, &t, false, &mr) >= 0);
-                ASSERT_TRUE(!mr.rule);
-                match_result_done(&mr);
-                t.cgroup = "/game.slice/run-u12.scope";
-                ASSERT_TRUE(match_index_task(ix, &t, false, &mr) >= 0);
-                ASSERT_TRUE(mr.rule && strcmp(mr.rule->name, "unit") == 0);
-                match_result_done(&mr);
-        }
+        expect_winners(s, cases, ELEMENTSOF(cases));
 }
 
 static void test_precedence(void) {
@@ -633,6 +617,13 @@ static void test_index_shapes(void) {
                 "[Process suffix-and-user]\nComm=*.exe\nUser=alice\nLatencyNice=6\n"
                 "[Process inode]\nExe=/usr/bin/pipewire\nLatencyNice=7\n");
         _cleanup_(match_index_freep) MatchIndex *ix = NULL;
+        static const WinnerCase shapes[] = {
+                { { .comm = "FooS.exe", .exe = "/games/FooS.exe" }, "class" },
+                { { .comm = "Web Content" }, "spaced" },
+                { { .comm = "java", .exe = "/usr/lib/jvm/17/bin/java" }, "pathglob" },
+                { { .comm = "x.exe", .uid = 1000, .user = "alice" }, "suffix-and-user" },
+                { { .comm = "x.exe", .uid = 1001, .user = "bob" }, NULL },
+        };
         MatchIndexStats st;
         MatchResult m = {};
         TaskInfo t;
@@ -647,25 +638,7 @@ static void test_index_shapes(void) {
         ASSERT_STREQ(m.rule->name, "literal");
         ASSERT_EQ(m.n_shadowed, 0);
         match_result_done(&m);
-        t = (TaskInfo) { .comm = "FooS.exe", .exe = "/games/FooS.exe" };
-        ASSERT_EQ(match_index_task(ix, &t, false, &m), 1);
-        ASSERT_STREQ(m.rule->name, "class");
-        match_result_done(&m);
-        t = (TaskInfo) { .comm = "Web Content" };
-        ASSERT_EQ(match_index_task(ix, &t, false, &m), 1);
-        ASSERT_STREQ(m.rule->name, "spaced");
-        match_result_done(&m);
-        t = (TaskInfo) { .comm = "java", .exe = "/usr/lib/jvm/17/bin/java" };
-        ASSERT_EQ(match_index_task(ix, &t, false, &m), 1);
-        ASSERT_STREQ(m.rule->name, "pathglob");
-        match_result_done(&m);
-        t = (TaskInfo) { .comm = "x.exe", .uid = 1000, .user = "alice" };
-        ASSERT_EQ(match_index_task(ix, &t, false, &m), 1);
-        ASSERT_STREQ(m.rule->name, "suffix-and-user");
-        match_result_done(&m);
-        t = (TaskInfo) { .comm = "x.exe", .uid = 1001, .user = "bob" };
-        ASSERT_EQ(match_index_task(ix, &t, false, &m), 0);
-        match_result_done(&m);
+        expect_winners(s, shapes, ELEMENTSOF(shapes));
 }
 
 /* Thread= matches one thread's own name; deciding the whole process, a rule with Thread= never matches. */
@@ -681,43 +654,21 @@ static void test_thread(void) {
                 "[Process game]\n"
                 "Thread=GameThread\n"
                 "LatencyNice=-3\n");
-        _cleanup_(match_index_freep) MatchIndex *ix = NULL;
-        /* Bytes, not text: a name that is not UTF-8 is just a name that matches nothing here. */
-        TaskInfo t = { .comm = "pipewire" };
-        MatchResult m = {};
+        static const WinnerCase cases[] = {
+                { { .comm = "pipewire" }, "pw" },
+                { { .comm = "pipewire", .thread_comm = "pipewire" }, "pw" },
+                { { .comm = "pipewire", .thread_comm = "data-loop.0" }, "pw-data" },
+                { { .comm = "pipewire", .thread_comm = "data-loop.3" }, "pw-data" },
+                { { .comm = "pipewire", .thread_comm = "Web Content" }, "pw-data" },
+                /* Bytes, not text: a name that is not UTF-8 is just a name that matches nothing here. */
+                { { .comm = "pipewire", .thread_comm = "\xff\xfe data-loop" }, "pw" },
+                { { .comm = "pipewire", .thread_comm = "GameThread" }, "pw" },
+                { { .comm = "game", .thread_comm = "GameThread" }, "game" },
+                { { .comm = "game" }, NULL },
+                { { .comm = "game", .thread_comm = "GameThread2" }, NULL },
+        };
 
-        ASSERT_STREQ(winner(s, &t), "pw");
-        t.thread_comm = "pipewire";
-        ASSERT_STREQ(winner(s, &t), "pw");
-        t.thread_comm = "data-loop.0";
-        ASSERT_STREQ(winner(s, &t), "pw-data");
-        t.thread_comm = "Web Content";
-        ASSERT_STREQ(winner(s, &t), "pw-data");
-        t.thread_comm = "\xff\xfe data-loop";
-        ASSERT_STREQ(winner(s, &t), "pw");
-        t.thread_comm = "GameThread";
-        ASSERT_STREQ(winner(s, &t), "pw");
-        t = (TaskInfo) { .comm = "game", .thread_comm = "GameThread" };
-        ASSERT_STREQ(winner(s, &t), "game");
-        t.thread_comm = NULL;
-        ASSERT_TRUE(!winner(s, &t));
-        t.thread_comm = "GameThread2";
-        ASSERT_TRUE(!winner(s, &t));
-
-        /* The index decides the same. */
-        ASSERT_EQ(match_index_new(s, &ix), 0);
-        t = (TaskInfo) { .comm = "pipewire", .thread_comm = "data-loop.3" };
-        ASSERT_EQ(match_index_task(ix, &t, false, &m), 1);
-        ASSERT_STREQ(m.rule->name, "pw-data");
-        match_result_done(&m);
-        t.thread_comm = NULL;
-        ASSERT_EQ(match_index_task(ix, &t, false, &m), 1);
-        ASSERT_STREQ(m.rule->name, "pw");
-        match_result_done(&m);
-        t = (TaskInfo) { .comm = "game", .thread_comm = "GameThread" };
-        ASSERT_EQ(match_index_task(ix, &t, false, &m), 1);
-        ASSERT_STREQ(m.rule->name, "game");
-        match_result_done(&m);
+        expect_winners(s, cases, ELEMENTSOF(cases));
 }
 
 int main(void) {

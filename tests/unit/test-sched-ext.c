@@ -6,6 +6,7 @@
 
 #include "sched-ext.h"
 #include "tests.h"
+#include "util.h"
 
 static ScxState state(const char *s) {
         return scx_state_parse(s, strlen(s));
@@ -71,28 +72,32 @@ TEST(state_ops_note) {
         long_name[sizeof(long_name) - 1] = 0;
         ASSERT_EQ(strlen(ops(long_name)), SCX_NAME_MAX - 1);
 
-        /* The backend string: the fair backend unless a BPF scheduler is in charge. */
-        ASSERT_STREQ(backend(SCX_ABSENT, "", false), "eevdf-slice");
-        ASSERT_STREQ(backend(SCX_DISABLED, "", false), "eevdf-slice");
-        ASSERT_STREQ(backend(SCX_ENABLED, "lavd", false), "sched-ext:lavd (latency nice not honoured)");
-        ASSERT_STREQ(backend(SCX_ENABLED, "", false), "sched-ext (latency nice not honoured)");
-        ASSERT_STREQ(backend(SCX_ENABLING, "simple", false),
-                     "sched-ext:simple (enabling; latency nice not honoured)");
-        ASSERT_STREQ(backend(SCX_DISABLING, "simple", false),
-                     "sched-ext:simple (disabling; latency nice not honoured)");
-        ASSERT_STREQ(backend(SCX_UNKNOWN, "", false), "sched-ext (latency nice not honoured)");
-        /* Partial mode: the BPF scheduler runs only SCHED_EXT tasks, the fair class the rest. */
-        ASSERT_STREQ(backend(SCX_ENABLED, "simple", true), "eevdf-slice");
-        ASSERT_STREQ(backend(SCX_ENABLING, "simple", true), "sched-ext:simple (enabling; latency nice not honoured)");
-
-        /* scx_latnice honours the values: no "not honoured", except while it changes. */
-        ASSERT_STREQ(backend(SCX_ENABLED, "latnice", false), "sched-ext:latnice");
-        ASSERT_STREQ(backend(SCX_ENABLING, "latnice", false),
-                     "sched-ext:latnice (enabling; latency nice not honoured)");
-        ASSERT_STREQ(backend(SCX_DISABLING, "latnice", false),
-                     "sched-ext:latnice (disabling; latency nice not honoured)");
-        ASSERT_STREQ(backend(SCX_ENABLED, "latnice2", false), "sched-ext:latnice2 (latency nice not honoured)");
-        ASSERT_STREQ(backend(SCX_ENABLED, "latnice", true), "eevdf-slice");
+        /* The backend string: the fair backend unless a BPF scheduler is in charge. Partial mode: the
+         * BPF scheduler runs only SCHED_EXT tasks, the fair class the rest. scx_latnice honours the
+         * values: no "not honoured", except while it changes. */
+        static const struct {
+                ScxState state;
+                const char *name;
+                bool partial;
+                const char *want;
+        } backends[] = {
+                { SCX_ABSENT, "", false, "eevdf-slice" },
+                { SCX_DISABLED, "", false, "eevdf-slice" },
+                { SCX_ENABLED, "lavd", false, "sched-ext:lavd (latency nice not honoured)" },
+                { SCX_ENABLED, "", false, "sched-ext (latency nice not honoured)" },
+                { SCX_ENABLING, "simple", false, "sched-ext:simple (enabling; latency nice not honoured)" },
+                { SCX_DISABLING, "simple", false, "sched-ext:simple (disabling; latency nice not honoured)" },
+                { SCX_UNKNOWN, "", false, "sched-ext (latency nice not honoured)" },
+                { SCX_ENABLED, "simple", true, "eevdf-slice" },
+                { SCX_ENABLING, "simple", true, "sched-ext:simple (enabling; latency nice not honoured)" },
+                { SCX_ENABLED, "latnice", false, "sched-ext:latnice" },
+                { SCX_ENABLING, "latnice", false, "sched-ext:latnice (enabling; latency nice not honoured)" },
+                { SCX_DISABLING, "latnice", false, "sched-ext:latnice (disabling; latency nice not honoured)" },
+                { SCX_ENABLED, "latnice2", false, "sched-ext:latnice2 (latency nice not honoured)" },
+                { SCX_ENABLED, "latnice", true, "eevdf-slice" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(backends); i++)
+                ASSERT_STREQ(backend(backends[i].state, backends[i].name, backends[i].partial), backends[i].want);
 
         /* The note: for sched_ext backends only, naming the scheduler. */
         ASSERT_TRUE(!sched_ext_note("eevdf-slice", note, sizeof(note)) && note[0] == 0);
