@@ -31,7 +31,7 @@ profiles=/usr/share/latnice/profiles
 [[ -r $profiles/desktop.conf ]] || end FAIL "the package installed no $profiles/desktop.conf"
 
 read -r -a bench_args < /lntest/bench-args
-echo "LNTEST INFO bench: run.py ${bench_args[*]}; loadavg $(cat /proc/loadavg)"
+echo "LNTEST INFO bench: run.py ${bench_args[*]}; loadavg $(cat /proc/loadavg); clocksource $(cat $cs)"
 python3 /lntest/run.py --bench /lntest/lnbench-desktop --latniced /usr/sbin/latniced --profiles "$profiles" \
 	--scratch /var/tmp --json /root/bench.json "${bench_args[@]}" > /root/tables.md 2> /root/progress.log
 rc=$?
