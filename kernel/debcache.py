@@ -67,8 +67,8 @@ def lock_path():
 def lookup(k):
     """The cached latnice_*_amd64.deb of key k, or None."""
     cache = os.path.join(DEB_CACHE, k)
-    debs = [f for f in os.listdir(cache)] if os.path.isdir(cache) else []
-    debs = [f for f in debs if f.startswith("latnice_") and f.endswith("_amd64.deb")]
+    debs = [f for f in (os.listdir(cache) if os.path.isdir(cache) else [])
+            if f.startswith("latnice_") and f.endswith("_amd64.deb")]
     return os.path.join(cache, debs[0]) if len(debs) == 1 else None
 
 
