@@ -37,8 +37,44 @@ SERIES = ("6.1", "6.12", "scx-6.12")
 UNPATCHED = ("scx-6.12",)
 EXIT_SKIP = 77
 # The test kernels have no ACPI and so no HPET (config.fragment): TCG's TSC follows the host's, and
-# without tsc=reliable the clocksource watchdog would swap it for jiffies.
-KERNEL_CLOCK = "tsc=reliable"
+# without tsc=reliable the clocksource watchdog would swap it for jiffies. With no HPET and no PM
+# timer the kernel can measure the TSC's rate only against the PIT, and under TCG on a busy host that
+# fails now and then ("Unable to calibrate against PIT", "Marking TSC unstable"), leaving jiffies:
+# tsc_early_khz gives it the host's rate, which TCG's TSC runs at.
+
+
+def host_tsc_khz():
+    """The host's TSC rate in kHz, or None: from the kernel log's calibration, else (in a VM, whose
+    /proc/cpuinfo rate is the one its hypervisor gave) from /proc/cpuinfo."""
+    try:
+        log = subprocess.run(["dmesg"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True, errors="replace", timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        log = ""
+    for pattern in (r"Refined TSC clocksource calibration: ([0-9]+)\.([0-9]{3}) MHz",
+                    r"tsc: Detected ([0-9]+)\.([0-9]{3}) MHz TSC",
+                    r"tsc: Detected ([0-9]+)\.([0-9]{3}) MHz processor"):
+        found = re.findall(pattern, log)
+        if found:
+            return int(found[-1][0]) * 1000 + int(found[-1][1])
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read()
+    except OSError:
+        return None
+    flags = re.search(r"^flags\s*:(.*)$", info, re.M)
+    mhz = re.search(r"^cpu MHz\s*:\s*([0-9]+)\.([0-9]{3})", info, re.M)
+    if flags and mhz and {"hypervisor", "constant_tsc"} <= set(flags.group(1).split()):
+        return int(mhz.group(1)) * 1000 + int(mhz.group(2))
+    return None
+
+
+def kernel_clock():
+    khz = host_tsc_khz()
+    return "tsc=reliable" + (" tsc_early_khz=%d" % khz if khz else "")
+
+
+KERNEL_CLOCK = kernel_clock()
 
 
 def smp(n):
