@@ -21,6 +21,13 @@ trap lib_cleanup EXIT
 # Every test here runs latniced and sets values on other processes; need_btf: the test needs the BPF
 # source (CO-RE), not only whatever source latniced falls back to.
 [ "$(id -u)" -eq 0 ] || { echo "needs root (BPF, sched_setattr on other processes)"; exit 77; }
+# latniced here runs in the host's pid namespace and sees every process of the machine: two copies of
+# one test at once (two checkouts' suites on one machine) apply each other's rules to each other's
+# processes and fail ("values left after stop", "no records taken over"). One copy of each test at a
+# time, machine-wide; the tests differ in their names and rules, so different ones still run together.
+mkdir -p /run/lock
+exec {LIB_LOCK_FD}>"/run/lock/latnice-test-${0##*/}.lock"
+flock -w 900 "$LIB_LOCK_FD" || { echo "FAIL - waited 900 s for another copy of ${0##*/} (/run/lock/latnice-test-${0##*/}.lock)"; exit 1; }
 need_btf() { [ -e /sys/kernel/btf/vmlinux ] || { echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; }; }
 
 # The checks read what latniced set in /proc/PID/sched's se.slice: EEVDF custom slices (Linux >= 6.12).
