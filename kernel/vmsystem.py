@@ -378,13 +378,8 @@ def run_system(args, timings):
         lines, timed_out, console = boot(qemu, kernel, initrd, os.path.join(rootfs, "root.img"),
                                          payload, args, rundir)
         timings["boot+tests"] = time.time() - t
-    except Skip as e:
-        print("vmsystem: SKIP: %s" % e)
-        return EXIT_SKIP
-    except Failure as e:
-        print("LNTEST FAIL vmsystem-setup: %s" % e)
-        print("vmsystem: 1 failed (setup)")
-        return 1
+    except (Skip, Failure) as e:
+        return vmtest.setup_exit("vmsystem", e)
 
     if args.bench is not None:
         bench_output(args, lines)

@@ -991,6 +991,17 @@ def print_results(title, results):
     return counts
 
 
+def setup_exit(prog, e):
+    """What a run whose setup raised e (Skip or Failure) says and exits with: 77 and the reason,
+    or one failure named PROG-setup."""
+    if isinstance(e, Skip):
+        print("%s: SKIP: %s" % (prog, e))
+        return EXIT_SKIP
+    print("LNTEST FAIL %s-setup: %s" % (prog, e))
+    print("%s: 1 failed (setup)" % prog)
+    return 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--series", required=True, choices=SERIES)
@@ -1064,13 +1075,8 @@ def run_series(args, timings):
         t = time.time()
         lines, timed_out, console = boot(qemu, image, initrd, args, rundir)
         timings["boot+tests"] = time.time() - t
-    except Skip as e:
-        print("vmtest: SKIP: %s" % e)
-        return EXIT_SKIP
-    except Failure as e:
-        print("LNTEST FAIL vmtest-setup: %s" % e)
-        print("vmtest: 1 failed (setup)")
-        return 1
+    except (Skip, Failure) as e:
+        return setup_exit("vmtest", e)
 
     results = parse_results(lines, timed_out, console, args.timeout)
     if args.bench and not any(r[1] == "bench" for r in results):

@@ -316,7 +316,6 @@ static void hypr_done(FocusConn *c) {
 static const FocusSourceType hypr_type = {
         .size = sizeof(HyprIpc),
         .name = "hyprland",
-        .retry_description = "hyprland-retry",
         .connect = hypr_connect,
         .close = hypr_close,
         .done = hypr_done,

@@ -250,7 +250,6 @@ static int niri_connect(void *userdata) {
 const FocusSourceType niri_source = {
         .size = sizeof(NiriIpc),
         .name = "niri",
-        .retry_description = "niri-retry",
         .connect = niri_connect,
         .close = niri_close,
         .on_line = niri_on_line,

@@ -7,6 +7,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -135,8 +136,9 @@ void focus_conn_init(FocusConn *c, const FocusSourceType *type, const FocusSink 
                 .sink = *sink,
                 .fd = -1,
                 .retry = { .min_usec = FOCUS_RETRY_MIN_USEC, .max_usec = FOCUS_RETRY_MAX_USEC,
-                           .description = type->retry_description, .connect = type->connect, .userdata = c },
+                           .description = c->retry_description, .connect = type->connect, .userdata = c },
         };
+        (void) snprintf(c->retry_description, sizeof(c->retry_description), "%s-retry", type->name);
 }
 
 int focus_conn_new(const FocusSourceType *type, const FocusSink *sink, const char *path, FocusConn **ret) {

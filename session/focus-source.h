@@ -65,8 +65,7 @@ int line_buffer_feed(LineBuffer *lb, const char *data, size_t n, LineFunc func, 
 typedef struct FocusConn FocusConn;
 typedef struct FocusSourceType {
         size_t size;          /* of the source's struct */
-        const char *name;     /* for the sink and the io source: "sway", "niri", "hyprland" */
-        const char *retry_description;
+        const char *name;     /* "sway", "niri", "hyprland": for the sink, the io source, NAME-retry for the timer */
         int (*connect)(void *userdata);
         void (*close)(FocusConn *c); /* if set: drops the source's own state of the connection */
         void (*done)(FocusConn *c);  /* if set: frees what the source holds beyond it, at the end */
@@ -83,6 +82,7 @@ struct FocusConn {
         int fd;
         sd_event_source *io;
         FocusRetry retry;
+        char retry_description[32]; /* the retry timer's: the type's name and "-retry" */
         LineBuffer lines;
 };
 void focus_conn_init(FocusConn *c, const FocusSourceType *type, const FocusSink *sink);

@@ -211,7 +211,6 @@ static int sway_connect(void *userdata) {
 const FocusSourceType sway_source = {
         .size = sizeof(SwayIpc),
         .name = "sway",
-        .retry_description = "sway-retry",
         .connect = sway_connect,
         .close = sway_close,
 };

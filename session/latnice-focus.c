@@ -528,19 +528,15 @@ static void help(void) {
                "     --debug      say why a focused window boosts nothing\n");
 }
 
-int main(int argc, char *argv[]) {
+/* 1: go on with what argv set in f; 0: done (--help); negative: a usage error, said already. */
+static int parse_argv(int argc, char *argv[], Focus *f) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "print", no_argument, NULL, 'p' },
                 { "debug", no_argument, NULL, 'd' },
                 {}
         };
-        Focus f = { .sent = -1, .want_pidfd = -1 };
-        const char *sway, *hyprland, *niri;
-        FocusSink sink;
-        bool have_source = false;
-        sigset_t ss;
-        int c, r;
+        int c;
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
@@ -548,18 +544,32 @@ int main(int argc, char *argv[]) {
                         help();
                         return 0;
                 case 'p':
-                        f.print = true;
+                        f->print = true;
                         break;
                 case 'd':
-                        f.debug = true;
+                        f->debug = true;
                         break;
                 default:
-                        return 2;
+                        return -EINVAL; /* getopt_long() said what */
                 }
         if (optind < argc) {
                 fprintf(stderr, "Unexpected argument '%s'.\n", argv[optind]);
-                return 2;
+                return -EINVAL;
         }
+        return 1;
+}
+
+int main(int argc, char *argv[]) {
+        Focus f = { .sent = -1, .want_pidfd = -1 };
+        const char *sway, *hyprland, *niri;
+        FocusSink sink;
+        bool have_source = false;
+        sigset_t ss;
+        int r;
+
+        r = parse_argv(argc, argv, &f);
+        if (r <= 0)
+                return r < 0 ? 2 : 0;
 
         sigemptyset(&ss);
         sigaddset(&ss, SIGTERM);

@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Shared by the tests that run in a contained systemd: source it after
-# setting L (the lntest-systemd script) and NAME (this run's instance).
-# The caller's cleanup trap looks at $started; the summary at $failures.
+# setting NAME (this run's instance); it sets L (the lntest-systemd script
+# next to it) and STATE (the instance's state directory, as lntest-systemd
+# keeps it). The caller's cleanup trap looks at $started; the summary at $failures.
 
+L=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lntest-systemd
+STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 failures=0
 started=0
 

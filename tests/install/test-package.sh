@@ -20,9 +20,7 @@ set -uo pipefail
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SRC=$(readlink -f "${1:-$HERE/../..}")
-L=$SRC/tests/harness/lntest-systemd
 NAME=install-$$
-STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 PKG=/run/lnpkg # $WORK/debs inside
 
 . "$SRC/tests/harness/testlib.sh"

@@ -10,10 +10,8 @@
 # sanitizers write their reports to $WORK/san, which fg_san_clean checks.
 SRC=${2:-$(readlink -f "$HERE/../..")}
 BUILD=$(readlink -f "${1:-$SRC/build}")
-L=$SRC/tests/harness/lntest-systemd
 exec </dev/null
 NAME=fg-$$
-STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 IN=/run/latnice-fg-test
 U=lnfga   # the user at the screen
 V=lnfgb   # another user, with no session

@@ -13,12 +13,10 @@
 set -uo pipefail
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-L=$HERE/../harness/lntest-systemd
 LATNICED=$(readlink -f "${1:?usage: test-app.sh LATNICED LATNICECTL LNSPAWN}")
 LATNICECTL=$(readlink -f "${2:?}")
 LNSPAWN=$(readlink -f "${3:?}")
 NAME=app-$$
-STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 
 . "$HERE/../harness/testlib.sh"
 

@@ -15,11 +15,9 @@ set -uo pipefail
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SRC=${2:-$(readlink -f "$HERE/../..")}
 BUILD=$(readlink -f "${1:-$SRC/build}")
-L=$SRC/tests/harness/lntest-systemd
 LATNICED=$BUILD/daemon/latniced
 CTL=$BUILD/ctl/latnicectl
 NAME=bus-$$
-STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 IN=/run/latnice-bus-test # WORK as seen inside
 PY=/usr/bin/python3
 

@@ -12,6 +12,9 @@ T=$(mktemp -d /tmp/latnice-daemon-test.XXXXXX)
 need_btf
 BIGGROUP=
 cleanup_extra() { [ -n "$BIGGROUP" ] && groupdel "$BIGGROUP" 2>/dev/null; }
+# sleeper_rule COMMS VALUE: the rules become one, "sleeper" (Comm=COMMS, LatencyNice=VALUE on line 3),
+# as the sections below edit it.
+sleeper_rule() { printf '[Process sleeper]\nComm=%s\nLatencyNice=%s\n' "$1" "$2" | rules; }
 
 # Programs with names of their own, so no other test's processes match.
 cp /bin/sleep "$T/lnt-sleep"
@@ -156,27 +159,15 @@ expect_slice "$P" "$SLICE10" "lnt-parent2 gets its rule's -10"
 wait_child
 expect_slice "$C" "$BASE" "its grandchild, through a shell latniced did not set, is reset to the default"
 kill "$C" "$P" "$S" "$L" "$N" 2>/dev/null; rm -f "$T/child"
-rules <<'CONF'
-[Process sleeper]
-Comm=lnt-sleep lnt-probe
-LatencyNice=-10
-CONF
+sleeper_rule "lnt-sleep lnt-probe" -10
 sleep 0.6
 
 # --- live reload: edit -> applied without restart; broken edit -> old rules kept, file:line logged
-rules <<'CONF'
-[Process sleeper]
-Comm=lnt-sleep lnt-probe lnt-late
-LatencyNice=-10
-CONF
+sleeper_rule "lnt-sleep lnt-probe lnt-late" -10
 sleep 0.6
 bg "$T/lnt-late" 30; L=$LAST
 expect_slice "$L" "$SLICE10" "edited rule applies without restart (inotify)"
-rules <<'CONF'
-[Process sleeper]
-Comm=lnt-sleep lnt-probe lnt-late
-LatencyNice=-99
-CONF
+sleeper_rule "lnt-sleep lnt-probe lnt-late" -99
 sleep 0.6
 grep -q "/etc/latnice.d/50-test.conf:3: LatencyNice=-99 is out of range" "$T/log" && ok "broken edit logged with file:line" ||
         fail "broken edit not logged: $(tail -3 "$T/log")"
@@ -185,11 +176,7 @@ bg "$T/lnt-late" 30; L2=$LAST
 expect_slice "$L2" "$SLICE10" "old rules still active after a broken edit"
 
 # --- re-evaluation on reload: a rule removed -> our values restored
-rules <<'CONF'
-[Process sleeper]
-Comm=lnt-probe
-LatencyNice=-10
-CONF
+sleeper_rule lnt-probe -10
 sleep 0.8
 expect_slice "$M" "$BASE" "reload without the rule restores the value"
 expect_slice "$L2" "$BASE" "reload restores every process the removed rule matched"
@@ -242,11 +229,7 @@ kill "$A" "$B" "$C" "$P" "$O" "$P2" 2>/dev/null; rm -f "$T/child" "$T/orphan" "$
 
 # --- a main thread that calls pthread_exit() is not the process exiting
 cp "$(readlink -f /usr/bin/python3)" "$T/lnt-pyexit"
-rules <<'CONF'
-[Process sleeper]
-Comm=lnt-sleep lnt-pyexit
-LatencyNice=-10
-CONF
+sleeper_rule "lnt-sleep lnt-pyexit" -10
 start_daemon || exit 1
 bg "$T/lnt-pyexit" -c '
 import ctypes, threading, time

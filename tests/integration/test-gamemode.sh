@@ -19,9 +19,7 @@ set -uo pipefail
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SRC=${2:-$(readlink -f "$HERE/../..")}
 BUILD=$(readlink -f "${1:-$SRC/build}")
-L=$SRC/tests/harness/lntest-systemd
 NAME=gm-$$
-STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 IN=/run/latnice-gm-test
 G=lngma   # plays games: in the group "gamemode", logged in
 H=lngmb   # logged in, not in the group

@@ -10,9 +10,7 @@
 set -uo pipefail
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-L=$HERE/../harness/lntest-systemd
 NAME=smoke-$$
-STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 PY=/usr/bin/python3
 
 . "$HERE/../harness/testlib.sh"

@@ -20,11 +20,9 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SRC=$(readlink -f "${2:-$HERE/../..}")
 BUILD=$(readlink -f "${1:-$SRC/build}")
 WAKER=$(readlink -f "${3:-$BUILD/tests/helper-waker}")
-L=$SRC/tests/harness/lntest-systemd
 LATNICED_BIN=${LATNICE_STATS_DAEMON:-$BUILD/daemon/latniced}
 CTL_BIN=$BUILD/ctl/latnicectl
 NAME=stats-$$
-STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 IN=/run/latnice-stats-test
 PY=/usr/bin/python3
 

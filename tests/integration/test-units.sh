@@ -14,13 +14,11 @@
 set -uo pipefail
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-L=$HERE/../harness/lntest-systemd
 LATNICED=$(readlink -f "${1:?usage: test-units.sh LATNICED LATNICECTL LATNICED_SERVICE}")
 LATNICECTL=$(readlink -f "${2:?}")
 SERVICE=$(readlink -f "${3:?}")
 SRC=$(readlink -f "$HERE/../..")
 NAME=units-$$
-STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 pids_host=()
 
 . "$HERE/../harness/testlib.sh"

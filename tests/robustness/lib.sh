@@ -15,9 +15,7 @@ ASAN_BIN=$(readlink -f "${1:?usage: TEST LATNICED_ASAN LATNICECTL LATNICED_SERVI
 CTL_BIN=$(readlink -f "${2:?}")
 SERVICE=$(readlink -f "${3:?}")
 SRC=$(readlink -f "${4:-$RHERE/../..}")
-L=$SRC/tests/harness/lntest-systemd
 NAME=${NAME_PREFIX:-robust}-$$
-STATE=${LNTEST_STATE:-/run/lntest}/$NAME
 IN=/run/lnrobust        # $WORK as seen inside
 PY=/usr/bin/python3
 SAN_OPTS_ASAN="detect_leaks=1:abort_on_error=1:log_path=$IN/san/asan${SAN_EXTRA:+:$SAN_EXTRA}"

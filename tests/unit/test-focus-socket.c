@@ -205,6 +205,7 @@ static pid_t sway_focus_from(const char *path, uid_t uid) {
         ASSERT_TRUE(sd_event_add_time_relative(e, NULL, CLOCK_MONOTONIC, 500 * 1000, 1000, on_timeout, NULL) >= 0);
         ASSERT_EQ(focus_conn_new(&sway_source, &(FocusSink) { .event = e, .set = record, .userdata = &seen }, path,
                                  &ipc), 0);
+        ASSERT_STREQ(ipc->retry.description, "sway-retry"); /* the retry timer's name, made from the type's */
         ASSERT_TRUE(sd_event_loop(e) >= 0);
         focus_conn_free(ipc);
         sd_event_unref(e);

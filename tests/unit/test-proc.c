@@ -40,6 +40,16 @@ TEST(cgroup_parse) {
         ASSERT_EQ(proc_cgroup_parse("3:cpu:/x\n", &p), -ENODATA);
 }
 
+/* A /proc/PID/stat of a process in state S whose pgrp and session are its own. */
+static void fake_stat(const char *d, int pid, const char *comm, int ppid, int threads, unsigned long long start) {
+        char rel[32], line[256];
+
+        snprintf(rel, sizeof(rel), "%d/stat", pid);
+        snprintf(line, sizeof(line), "%d (%s) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 %d 0 %llu 0 0\n", pid, comm,
+                 ppid, pid, pid, threads, start);
+        test_write(d, rel, line);
+}
+
 TEST(fake_tree) {
         const char *t = test_tmpdir();
         _cleanup_(closep) int fd = -1;
@@ -48,13 +58,13 @@ TEST(fake_tree) {
         pid_t *pids = NULL;
         int n;
 
-        test_write(d, "100/stat", "100 (game) S 50 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 2 0 777 0 0\n");
+        fake_stat(d, 100, "game", 50, 2, 777);
         test_write(d, "100/cmdline", "wine\0C:/game.exe\0");
         test_write(d, "100/status", "Name:\tgame\nUid:\t1000\t1000\t1000\t1000\nGid:\t100\t100\t100\t100\n");
         test_write(d, "100/cgroup", "0::/game.slice/run-1.scope\n");
         test_write(d, "100/task/100/stat", "x");
         test_write(d, "100/task/101/stat", "x");
-        test_write(d, "50/stat", "50 (steam) S 1 50 50 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0\n");
+        fake_stat(d, 50, "steam", 1, 1, 5);
         ASSERT_EQ(symlink("/opt/game/game", test_path(d, "100/exe")), 0);
 
         fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -93,15 +103,6 @@ TEST(fake_tree) {
         ASSERT_EQ(proc_list_tasks(fd, 999, &pids), -ESRCH);
 }
 
-static void fake_stat(const char *d, int pid, const char *comm, int ppid, unsigned long long start) {
-        char rel[32], line[256];
-
-        snprintf(rel, sizeof(rel), "%d/stat", pid);
-        snprintf(line, sizeof(line), "%d (%s) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0 0\n", pid, comm, ppid,
-                 pid, pid, start);
-        test_write(d, rel, line);
-}
-
 /* The chain of parents: nearest first, ended by a reused pid, a loop, the bound, or a missing process. */
 TEST(ancestors) {
         const char *t = test_tmpdir();
@@ -111,10 +112,10 @@ TEST(ancestors) {
         size_t n = 0;
         ProcTask p;
 
-        fake_stat(d, 300, "game", 200, 900);
-        fake_stat(d, 200, "reaper", 100, 800);
-        fake_stat(d, 100, "steam", 1, 700);
-        fake_stat(d, 1, "systemd", 0, 1);
+        fake_stat(d, 300, "game", 200, 1, 900);
+        fake_stat(d, 200, "reaper", 100, 1, 800);
+        fake_stat(d, 100, "steam", 1, 1, 700);
+        fake_stat(d, 1, "systemd", 0, 1, 1);
         ASSERT_EQ(symlink("/usr/lib/steam/reaper", test_path(d, "200/exe")), 0);
         fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
@@ -145,14 +146,14 @@ TEST(ancestors) {
         task_ancestors_free(a, n);
 
         /* pid 100 died and a later process got its pid: it started after its "child", the chain ends */
-        fake_stat(d, 100, "impostor", 1, 850);
+        fake_stat(d, 100, "impostor", 1, 1, 850);
         ASSERT_EQ(proc_ancestors_read(fd, 200, 900, 32, &a, &n), 0);
         ASSERT_EQ(n, 1);
         ASSERT_STREQ(a[0].comm, "reaper");
         task_ancestors_free(a, n);
 
         /* a loop in ppid (equal start times let it through the age check): each pid once */
-        fake_stat(d, 100, "steam", 200, 800);
+        fake_stat(d, 100, "steam", 200, 1, 800);
         ASSERT_EQ(proc_ancestors_read(fd, 200, 900, 32, &a, &n), 0);
         ASSERT_EQ(n, 2);
         task_ancestors_free(a, n);
