@@ -144,13 +144,7 @@ static const TableColumn status_columns[] = {
         { "", NULL, TABLE_STRING }, /* the rule errors */
 };
 
-static const char status_usage[] =
-        "latnicectl status [--json]\n\n"
-        "Show what latniced is doing: the kernel backend and why, the event\n"
-        "source, the active profile, the rule files in order, rule errors with\n"
-        "file:line, and its counters. Needs latniced.\n";
-
-static int run_status(Ctl *ctl) {
+int verb_status(Ctl *ctl) {
         static const DaemonCall get_all = {
                 "org.freedesktop.DBus.Properties", "GetAll", "read latniced's status",
         };
@@ -245,20 +239,9 @@ static int run_status(Ctl *ctl) {
         return ctl_table_print(t);
 }
 
-const Verb verb_status = {
-        "status", run_status, "show what latniced does: backend, events, profile, errors", status_usage,
-        .min_args = 0, .max_args = 0,
-};
-
 /* ---- list, rules -------------------------------------------------------- */
 
-static const char list_usage[] =
-        "latnicectl list [--json]\n\n"
-        "List the processes latniced gave a value: PID, name, latency nice and\n"
-        "the rule that decided it (\"manual\" for values set through 'set').\n"
-        "Needs latniced.\n";
-
-static int run_list(Ctl *ctl) {
+int verb_list(Ctl *ctl) {
         static const DaemonCall list_applied = {
                 LATNICE_BUS_INTERFACE, "ListApplied", "list the applied processes",
         };
@@ -303,17 +286,7 @@ static int run_list(Ctl *ctl) {
         return CTL_EXIT_OK;
 }
 
-const Verb verb_list = {
-        "list", run_list, "list the processes latniced gave a value", list_usage,
-        .min_args = 0, .max_args = 0,
-};
-
-static const char rules_usage[] =
-        "latnicectl rules [--json]\n\n"
-        "List the rules latniced is running, in the order they are tried.\n"
-        "('latnicectl cat-config' shows the files on disk.) Needs latniced.\n";
-
-static int run_rules(Ctl *ctl) {
+int verb_rules(Ctl *ctl) {
         static const DaemonCall list_rules = { LATNICE_BUS_INTERFACE, "ListRules", "list the rules" };
         static const TableColumn columns[] = {
                 CTL_RULE_COLUMNS,
@@ -370,20 +343,9 @@ static int run_rules(Ctl *ctl) {
         return CTL_EXIT_OK;
 }
 
-const Verb verb_rules = {
-        "rules", run_rules, "list the rules latniced is running", rules_usage,
-        .min_args = 0, .max_args = 0,
-};
-
 /* ---- reload, profile ---------------------------------------------------- */
 
-static const char reload_usage[] =
-        "latnicectl reload [--json]\n\n"
-        "Ask latniced to reload latniced.conf, the profile and the rules. A\n"
-        "reload whose rules have new errors keeps the rules that were running.\n"
-        "Needs root or the polkit action org.latnice1.reload.\n";
-
-static int run_reload(Ctl *ctl) {
+int verb_reload(Ctl *ctl) {
         static const DaemonCall reload = { LATNICE_BUS_INTERFACE, "Reload", "reload latniced", true };
         static const TableColumn columns[] = {
                 { "", NULL, TABLE_STRING },
@@ -411,19 +373,7 @@ static int run_reload(Ctl *ctl) {
         return ctl_table_print(t);
 }
 
-const Verb verb_reload = {
-        "reload", run_reload, "make latniced reload its rules", reload_usage,
-        .min_args = 0, .max_args = 0,
-};
-
-static const char profile_usage[] =
-        "latnicectl profile [NAME] [--json]\n\n"
-        "Without NAME, list the profiles and mark the active one. With NAME,\n"
-        "switch latniced to that profile now (until the next restart; set\n"
-        "Profile= in latniced.conf to keep it). Switching needs root or the\n"
-        "polkit action org.latnice1.set-profile.\n";
-
-static int run_profile(Ctl *ctl) {
+int verb_profile(Ctl *ctl) {
         static const DaemonCall set_profile = {
                 LATNICE_BUS_INTERFACE, "SetProfile", "switch the profile", true,
         };
@@ -479,8 +429,3 @@ static int run_profile(Ctl *ctl) {
                 table_text(t, "No profiles installed.\n");
         return CTL_EXIT_OK;
 }
-
-const Verb verb_profile = {
-        "profile", run_profile, "list profiles, or switch latniced to one", profile_usage,
-        .min_args = 0, .max_args = 1,
-};

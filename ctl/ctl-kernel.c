@@ -43,17 +43,6 @@ static int probe_or_fail(SchedProbe *p) {
         return 0;
 }
 
-static const char run_usage[] =
-        "latnicectl run -l N [--] COMMAND [ARGS...]\n\n"
-        "Run COMMAND with latency nice N (-20 wake me up now .. 19 I can wait),\n"
-        "like nice(1) or chrt(1): latnicectl sets its own value, then executes\n"
-        "COMMAND, which keeps it (and its children and threads inherit it).\n\n"
-        "  -l --latency-nice=N  the value, -20..19\n"
-        "  -h --help            show this help\n\n"
-        "Exit status: that of COMMAND; 2 usage error, 4 not supported by this\n"
-        "kernel, 5 permission denied, 1 other failure before COMMAND ran,\n"
-        "126 COMMAND could not be executed, 127 COMMAND not found.\n";
-
 /*
  * Sets latency nice ln on ourselves through latniced when it is on the bus,
  * so that the value counts as explicit and a rule matching the command does
@@ -94,7 +83,7 @@ static int ctl_run_through_daemon(int ln, char **ret_why) {
         return 1;
 }
 
-static int run_run(Ctl *ctl) {
+int verb_run(Ctl *ctl) {
         _cleanup_(freep) char *why = NULL;
         char **command = ctl->args;
         int ln = ctl->latency_nice, r, daemon;
@@ -143,11 +132,6 @@ exec:
         fprintf(stderr, "Failed to execute %s: %s\n", command[0], strerror(r));
         return r == ENOENT ? 127 : 126;
 }
-
-const Verb verb_run = {
-        "run", run_run, "run a command with a latency nice value", run_usage,
-        .min_args = 1, .max_args = VERB_ANY, .missing = "Missing COMMAND.", .needs_latency_nice = true,
-};
 
 /* A thread as the kernel sees it; for people, a range where a slice means more than one value. */
 static const TableColumn kernel_thread_columns[] = {
