@@ -197,19 +197,15 @@ int ctl_bus_read_properties(sd_bus_message *reply, const CtlProperty *map, size_
                 for (i = 0; i < n; i++)
                         if (strcmp(map[i].name, name) == 0)
                                 break;
-                if (i == n || sd_bus_message_enter_container(reply, 'v', map[i].signature) <= 0) {
+                if (i == n || sd_bus_message_enter_container(reply, 'v', map[i].signature) <= 0)
                         r = sd_bus_message_skip(reply, "v"); /* newer daemon, or another type */
-                        if (r < 0)
-                                return r;
-                } else {
+                else {
                         r = read_property(reply, &map[i], (uint8_t *) userdata + map[i].offset);
-                        if (r < 0)
-                                return r;
-                        r = sd_bus_message_exit_container(reply);
-                        if (r < 0)
-                                return r;
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(reply); /* the variant */
                 }
-                r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply); /* the dict entry */
                 if (r < 0)
                         return r;
         }
