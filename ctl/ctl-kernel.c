@@ -204,11 +204,7 @@ static void add_thread(Table *t, const SchedProbe *p, int proc_fd, pid_t pid, pi
 
 /* A process as the kernel sees it: only latniced knows who set the value. */
 static const TableColumn kernel_get_columns[] = {
-        { "", NULL, TABLE_STRING },
-        { NULL, "pid", TABLE_INT },
-        { NULL, "comm", TABLE_STRING },
-        { NULL, "latency_nice", TABLE_INT },
-        { NULL, "set_by", TABLE_STRING },
+        CTL_GET_COLUMNS,
         { NULL, "backend", TABLE_STRING },
         { NULL, "start_time", TABLE_UINT },
         { NULL, "threads", TABLE_JSON },

@@ -20,11 +20,7 @@
 
 /* A process in latniced's view: who set its value, and each thread. */
 static const TableColumn get_columns[] = {
-        { "", NULL, TABLE_STRING }, /* the process, as people read it */
-        { NULL, "pid", TABLE_INT },
-        { NULL, "comm", TABLE_STRING },
-        { NULL, "latency_nice", TABLE_INT },
-        { NULL, "set_by", TABLE_STRING },
+        CTL_GET_COLUMNS,
         { NULL, "rule", TABLE_STRING },
         { NULL, "rule_ref", TABLE_STRING },
         { NULL, "backend", TABLE_STRING },

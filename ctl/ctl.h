@@ -84,6 +84,17 @@ typedef struct KernelView {
 /* Opens /proc and probes the backend (and says which, in t's text); < 0 it said why not. */
 int ctl_kernel_view_open(const Table *t, KernelView *ret);
 void ctl_kernel_view_done(KernelView *v);
+/*
+ * The columns get begins with in both its views, latniced's (ctl-task.c) and
+ * the kernel's (ctl-kernel.c), so that --json names a process alike in each:
+ * the process as people read it, then the numbers behind the sentence.
+ */
+#define CTL_GET_COLUMNS                         \
+        { "", NULL, TABLE_STRING },             \
+        { NULL, "pid", TABLE_INT },             \
+        { NULL, "comm", TABLE_STRING },         \
+        { NULL, "latency_nice", TABLE_INT },    \
+        { NULL, "set_by", TABLE_STRING }
 /* get's table for the kernel's view, and one process added to it; an exit status. */
 Table *ctl_kernel_get_table(const Ctl *ctl);
 int ctl_kernel_get(const KernelView *v, Table *t, pid_t pid);
