@@ -77,12 +77,13 @@ typedef struct DaemonCall {
         const char *interface, *method;
         const char *what; /* "Failed to WHAT: why" when it fails */
         bool interactive; /* polkit may ask: an agent on this terminal meanwhile */
+        const char *rows; /* the reply is an array of these, a listing: daemon_call() enters it */
 } DaemonCall;
 
 /*
  * What each verb here is, but for its output: one call with arg (NULL:
- * none). CTL_EXIT_OK and the reply, which outlives the connection; or it
- * said why not and returns the status.
+ * none). CTL_EXIT_OK and the reply, which outlives the connection, at its
+ * first row if it is a listing; or it said why not and returns the status.
  */
 static int daemon_call(const DaemonCall *c, const char *arg, sd_bus_message **ret_reply) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -99,7 +100,15 @@ static int daemon_call(const DaemonCall *c, const char *arg, sd_bus_message **re
         else
                 r = ctl_call(bus, c->interface, c->method, c->what, ret_reply, NULL);
         ctl_polkit_agent_close(agent);
-        return r;
+        if (r != CTL_EXIT_OK || !c->rows)
+                return r;
+        r = sd_bus_message_enter_container(*ret_reply, 'a', c->rows);
+        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
+}
+
+/* A listing, once its rows were read into t (r < 0: they did not): t printed, or why not; an exit status. */
+static int print_rows(Table *t, int r) {
+        return r < 0 ? ctl_bad_reply(r) : ctl_table_print(t);
 }
 
 /* The text in its order and the JSON in its own; a NULL text is no line. */
@@ -243,7 +252,7 @@ int verb_status(Ctl *ctl) {
 
 int verb_list(Ctl *ctl) {
         static const DaemonCall list_applied = {
-                LATNICE_BUS_INTERFACE, "ListApplied", "list the applied processes",
+                LATNICE_BUS_INTERFACE, "ListApplied", "list the applied processes", .rows = "(usiss)",
         };
         static const TableColumn columns[] = {
                 { "PID", "pid", TABLE_UINT, 8 },
@@ -263,9 +272,6 @@ int verb_list(Ctl *ctl) {
         r = daemon_call(&list_applied, NULL, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(usiss)");
-        if (r < 0)
-                return ctl_bad_reply(r);
         t = table_new(columns, ELEMENTSOF(columns), ctl->json);
         if (!t)
                 return ctl_bad_reply(-ENOMEM);
@@ -276,18 +282,17 @@ int verb_list(Ctl *ctl) {
                 table_add_string(t, rule);
                 table_add_string(t, ref);
         }
-        if (r < 0)
-                return ctl_bad_reply(r);
-        r = ctl_table_print(t);
-        if (r != CTL_EXIT_OK)
-                return r;
         n = table_rows(t);
-        table_text(t, "\n%zu process%s.\n", n, n == 1 ? "" : "es");
-        return CTL_EXIT_OK;
+        r = print_rows(t, r);
+        if (r == CTL_EXIT_OK)
+                table_text(t, "\n%zu process%s.\n", n, n == 1 ? "" : "es");
+        return r;
 }
 
 int verb_rules(Ctl *ctl) {
-        static const DaemonCall list_rules = { LATNICE_BUS_INTERFACE, "ListRules", "list the rules" };
+        static const DaemonCall list_rules = {
+                LATNICE_BUS_INTERFACE, "ListRules", "list the rules", .rows = "(sssuiasbs)",
+        };
         static const TableColumn columns[] = {
                 CTL_RULE_COLUMNS,
                 { NULL, "match", TABLE_STRV },
@@ -307,8 +312,7 @@ int verb_rules(Ctl *ctl) {
         if (!t)
                 return ctl_bad_reply(-ENOMEM);
         table_set_header(t, false);
-        r = sd_bus_message_enter_container(reply, 'a', "(sssuiasbs)");
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "sssuiasbs")) > 0) {
+        while ((r = sd_bus_message_enter_container(reply, 'r', "sssuiasbs")) > 0) {
                 _cleanup_(strv_freep) char **keys = NULL;
                 _cleanup_(freep) char *joined = NULL;
                 const char *threads;
@@ -333,14 +337,11 @@ int verb_rules(Ctl *ctl) {
                                   override ? " Override=yes" : "", strcmp(threads, "all") == 0 ? "" : " Threads=main",
                                   joined ?: "");
         }
-        if (r < 0)
-                return ctl_bad_reply(r);
-        r = ctl_table_print(t);
-        if (r != CTL_EXIT_OK)
-                return r;
         n = table_rows(t);
-        table_text(t, "%s%zu rule%s.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
-        return CTL_EXIT_OK;
+        r = print_rows(t, r);
+        if (r == CTL_EXIT_OK)
+                table_text(t, "%s%zu rule%s.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
+        return r;
 }
 
 /* ---- reload, profile ---------------------------------------------------- */
@@ -377,7 +378,9 @@ int verb_profile(Ctl *ctl) {
         static const DaemonCall set_profile = {
                 LATNICE_BUS_INTERFACE, "SetProfile", "switch the profile", true,
         };
-        static const DaemonCall list_profiles = { LATNICE_BUS_INTERFACE, "ListProfiles", "list the profiles" };
+        static const DaemonCall list_profiles = {
+                LATNICE_BUS_INTERFACE, "ListProfiles", "list the profiles", .rows = "(ssb)",
+        };
         static const TableColumn switched[] = {
                 { "", NULL, TABLE_STRING },
                 { NULL, "profile", TABLE_STRING },
@@ -413,19 +416,14 @@ int verb_profile(Ctl *ctl) {
                 return ctl_bad_reply(-ENOMEM);
         table_set_header(t, false);
         table_set_separator(t, " ");
-        r = sd_bus_message_enter_container(reply, 'a', "(ssb)");
-        while (r >= 0 && (r = sd_bus_message_read(reply, "(ssb)", &name, &path, &active)) > 0) {
+        while ((r = sd_bus_message_read(reply, "(ssb)", &name, &path, &active)) > 0) {
                 table_add_string(t, active ? "*" : " ");
                 table_add_string(t, name);
                 table_add_string(t, path);
                 table_add_bool(t, active);
         }
-        if (r < 0)
-                return ctl_bad_reply(r);
-        r = ctl_table_print(t);
-        if (r != CTL_EXIT_OK)
-                return r;
-        if (table_rows(t) == 0)
+        r = print_rows(t, r);
+        if (r == CTL_EXIT_OK && table_rows(t) == 0)
                 table_text(t, "No profiles installed.\n");
-        return CTL_EXIT_OK;
+        return r;
 }
