@@ -73,19 +73,23 @@ static void status_done(Status *s) {
         ctl_stats_done(&s->last_stats);
 }
 
+/* What each verb here is: one call, and the table its answer is shown in. */
 typedef struct DaemonCall {
         const char *interface, *method;
         const char *what; /* "Failed to WHAT: why" when it fails */
         bool interactive; /* polkit may ask: an agent on this terminal meanwhile */
         const char *rows; /* the reply is an array of these, a listing: daemon_call() enters it */
+        const TableColumn *columns; /* the answer's table: a row a row of a listing, else one vertical row */
+        size_t n_columns;
 } DaemonCall;
 
 /*
- * What each verb here is, but for its output: one call with arg (NULL:
- * none). CTL_EXIT_OK and the reply, which outlives the connection, at its
- * first row if it is a listing; or it said why not and returns the status.
+ * The call with arg (NULL: none): CTL_EXIT_OK, the reply, which outlives
+ * the connection, at its first row if it is a listing, and the empty table;
+ * or it said why not and returns the status.
  */
-static int daemon_call(const DaemonCall *c, const char *arg, sd_bus_message **ret_reply) {
+static int daemon_call(const Ctl *ctl, const DaemonCall *c, const char *arg, sd_bus_message **ret_reply,
+                       Table **ret_table) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         pid_t agent = 0;
         int r;
@@ -100,10 +104,16 @@ static int daemon_call(const DaemonCall *c, const char *arg, sd_bus_message **re
         else
                 r = ctl_call(bus, c->interface, c->method, c->what, ret_reply, NULL);
         ctl_polkit_agent_close(agent);
-        if (r != CTL_EXIT_OK || !c->rows)
+        if (r != CTL_EXIT_OK)
                 return r;
-        r = sd_bus_message_enter_container(*ret_reply, 'a', c->rows);
-        return r < 0 ? ctl_bad_reply(r) : CTL_EXIT_OK;
+        if (c->rows) {
+                r = sd_bus_message_enter_container(*ret_reply, 'a', c->rows);
+                if (r < 0)
+                        return ctl_bad_reply(r);
+        }
+        *ret_table = c->rows ? table_new(c->columns, c->n_columns, ctl->json) :
+                               table_new_vertical(c->columns, c->n_columns, ctl->json);
+        return *ret_table ? CTL_EXIT_OK : ctl_bad_reply(-ENOMEM);
 }
 
 /* A listing, once its rows were read into t (r < 0: they did not): t printed, or why not; an exit status. */
@@ -156,6 +166,7 @@ static const TableColumn status_columns[] = {
 int verb_status(Ctl *ctl) {
         static const DaemonCall get_all = {
                 "org.freedesktop.DBus.Properties", "GetAll", "read latniced's status",
+                .columns = status_columns, .n_columns = ELEMENTSOF(status_columns),
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(status_done) Status s = {};
@@ -164,7 +175,7 @@ int verb_status(Ctl *ctl) {
         char slice[32] = "", note[512];
         int r;
 
-        r = daemon_call(&get_all, LATNICE_BUS_INTERFACE, &reply);
+        r = daemon_call(ctl, &get_all, LATNICE_BUS_INTERFACE, &reply, &t);
         if (r != CTL_EXIT_OK)
                 return r;
         r = ctl_bus_read_properties(reply, status_properties, ELEMENTSOF(status_properties), &s);
@@ -184,9 +195,6 @@ int verb_status(Ctl *ctl) {
                 if (strextendf(&errors, "\n  %s", *e) < 0)
                         return ctl_bad_reply(-ENOMEM);
         stats = ctl_stats_status_text(&s.last_stats);
-        t = table_new_vertical(status_columns, ELEMENTSOF(status_columns), ctl->json);
-        if (!t)
-                return ctl_bad_reply(-ENOMEM);
 
         table_add_stringf(t, "latniced %s on %s", s.version ?: "?", LATNICE_BUS_NAME);
         table_add_string(t, s.version);
@@ -251,15 +259,16 @@ int verb_status(Ctl *ctl) {
 /* ---- list, rules -------------------------------------------------------- */
 
 int verb_list(Ctl *ctl) {
-        static const DaemonCall list_applied = {
-                LATNICE_BUS_INTERFACE, "ListApplied", "list the applied processes", .rows = "(usiss)",
-        };
         static const TableColumn columns[] = {
                 { "PID", "pid", TABLE_UINT, 8 },
                 { "COMM", "comm", TABLE_STRING, -15 },
                 { "LATNICE", "latency_nice", TABLE_INT, 7 },
                 { NULL, "rule", TABLE_STRING },
                 { "RULE", "rule_ref", TABLE_STRING },
+        };
+        static const DaemonCall list_applied = {
+                LATNICE_BUS_INTERFACE, "ListApplied", "list the applied processes",
+                .rows = "(usiss)", .columns = columns, .n_columns = ELEMENTSOF(columns),
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(table_freep) Table *t = NULL;
@@ -269,12 +278,9 @@ int verb_list(Ctl *ctl) {
         size_t n;
         int r;
 
-        r = daemon_call(&list_applied, NULL, &reply);
+        r = daemon_call(ctl, &list_applied, NULL, &reply, &t);
         if (r != CTL_EXIT_OK)
                 return r;
-        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
-        if (!t)
-                return ctl_bad_reply(-ENOMEM);
         while ((r = sd_bus_message_read(reply, "(usiss)", &pid, &comm, &value, &rule, &ref)) > 0) {
                 table_add_uint(t, pid);
                 table_add_string(t, comm);
@@ -290,9 +296,6 @@ int verb_list(Ctl *ctl) {
 }
 
 int verb_rules(Ctl *ctl) {
-        static const DaemonCall list_rules = {
-                LATNICE_BUS_INTERFACE, "ListRules", "list the rules", .rows = "(sssuiasbs)",
-        };
         static const TableColumn columns[] = {
                 CTL_RULE_COLUMNS,
                 { NULL, "match", TABLE_STRV },
@@ -300,17 +303,18 @@ int verb_rules(Ctl *ctl) {
                 { NULL, "threads", TABLE_STRING },
                 { "", NULL, TABLE_STRING }, /* the rule as people read it, two lines */
         };
+        static const DaemonCall list_rules = {
+                LATNICE_BUS_INTERFACE, "ListRules", "list the rules",
+                .rows = "(sssuiasbs)", .columns = columns, .n_columns = ELEMENTSOF(columns),
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         size_t n;
         int r;
 
-        r = daemon_call(&list_rules, NULL, &reply);
+        r = daemon_call(ctl, &list_rules, NULL, &reply, &t);
         if (r != CTL_EXIT_OK)
                 return r;
-        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
-        if (!t)
-                return ctl_bad_reply(-ENOMEM);
         table_set_header(t, false);
         while ((r = sd_bus_message_enter_container(reply, 'r', "sssuiasbs")) > 0) {
                 _cleanup_(strv_freep) char **keys = NULL;
@@ -347,26 +351,26 @@ int verb_rules(Ctl *ctl) {
 /* ---- reload, profile ---------------------------------------------------- */
 
 int verb_reload(Ctl *ctl) {
-        static const DaemonCall reload = { LATNICE_BUS_INTERFACE, "Reload", "reload latniced", true };
         static const TableColumn columns[] = {
                 { "", NULL, TABLE_STRING },
                 { NULL, "rules", TABLE_UINT },
                 { NULL, "errors", TABLE_UINT },
+        };
+        static const DaemonCall reload = {
+                LATNICE_BUS_INTERFACE, "Reload", "reload latniced", true,
+                .columns = columns, .n_columns = ELEMENTSOF(columns),
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         uint32_t rules, errors;
         int r;
 
-        r = daemon_call(&reload, NULL, &reply);
+        r = daemon_call(ctl, &reload, NULL, &reply, &t);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_read(reply, "uu", &rules, &errors);
         if (r < 0)
                 return ctl_bad_reply(r);
-        t = table_new_vertical(columns, ELEMENTSOF(columns), ctl->json);
-        if (!t)
-                return ctl_bad_reply(-ENOMEM);
         table_add_stringf(t, "Reloaded: %" PRIu32 " rule%s, %" PRIu32 " error%s%s.", rules, rules == 1 ? "" : "s",
                           errors, errors == 1 ? "" : "s", errors ? " (see 'latnicectl status')" : "");
         table_add_uint(t, rules);
@@ -375,12 +379,6 @@ int verb_reload(Ctl *ctl) {
 }
 
 int verb_profile(Ctl *ctl) {
-        static const DaemonCall set_profile = {
-                LATNICE_BUS_INTERFACE, "SetProfile", "switch the profile", true,
-        };
-        static const DaemonCall list_profiles = {
-                LATNICE_BUS_INTERFACE, "ListProfiles", "list the profiles", .rows = "(ssb)",
-        };
         static const TableColumn switched[] = {
                 { "", NULL, TABLE_STRING },
                 { NULL, "profile", TABLE_STRING },
@@ -391,29 +389,31 @@ int verb_profile(Ctl *ctl) {
                 { "", "path", TABLE_STRING },
                 { NULL, "active", TABLE_BOOL },
         };
+        static const DaemonCall set_profile = {
+                LATNICE_BUS_INTERFACE, "SetProfile", "switch the profile", true,
+                .columns = switched, .n_columns = ELEMENTSOF(switched),
+        };
+        static const DaemonCall list_profiles = {
+                LATNICE_BUS_INTERFACE, "ListProfiles", "list the profiles",
+                .rows = "(ssb)", .columns = columns, .n_columns = ELEMENTSOF(columns),
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         const char *name, *path;
         int active, r;
 
         if (ctl->n_args == 1) {
-                r = daemon_call(&set_profile, ctl->args[0], NULL);
+                r = daemon_call(ctl, &set_profile, ctl->args[0], NULL, &t);
                 if (r != CTL_EXIT_OK)
                         return r;
-                t = table_new_vertical(switched, ELEMENTSOF(switched), ctl->json);
-                if (!t)
-                        return ctl_bad_reply(-ENOMEM);
                 table_add_stringf(t, "Switched to profile %s.", ctl->args[0]);
                 table_add_string(t, ctl->args[0]);
                 return ctl_table_print(t);
         }
 
-        r = daemon_call(&list_profiles, NULL, &reply);
+        r = daemon_call(ctl, &list_profiles, NULL, &reply, &t);
         if (r != CTL_EXIT_OK)
                 return r;
-        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
-        if (!t)
-                return ctl_bad_reply(-ENOMEM);
         table_set_header(t, false);
         table_set_separator(t, " ");
         while ((r = sd_bus_message_read(reply, "(ssb)", &name, &path, &active)) > 0) {
