@@ -53,12 +53,11 @@ static int ctl_run_through_daemon(int ln, char **ret_why) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(freep) char *why = NULL;
         uint32_t applied = 0, threads = 0;
         int r;
 
         *ret_why = NULL;
-        if (ctl_bus_connect(&bus, &why) < 0)
+        if (ctl_bus_connect(&bus, NULL) < 0)
                 return 0;
         /*
          * Set through latniced, which records it as an explicit value: its

@@ -117,7 +117,6 @@ static int get_one_online(sd_bus *bus, Table *t, pid_t pid, bool first) {
 
 int verb_get(Ctl *ctl) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(freep) char *why = NULL;
         _cleanup_(freep) pid_t *pids = NULL;
         _cleanup_(ctl_kernel_view_done) KernelView kernel = { .proc_fd = -1 };
         _cleanup_(table_freep) Table *t = NULL;
@@ -127,7 +126,7 @@ int verb_get(Ctl *ctl) {
                 return CTL_EXIT_USAGE;
 
         /* Without latniced, the kernel's view. */
-        if (ctl_bus_connect(&bus, &why) >= 0) {
+        if (ctl_bus_connect(&bus, NULL) >= 0) {
                 t = table_new(get_columns, ELEMENTSOF(get_columns), ctl->json);
                 if (t)
                         table_set_header(t, false);
@@ -165,7 +164,6 @@ int verb_set(Ctl *ctl) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(freep) pid_t *pids = NULL;
-        _cleanup_(freep) char *why = NULL;
         int32_t ln = ctl->latency_nice;
         int n_pids = 0, rc = CTL_EXIT_OK, r;
         pid_t agent;
@@ -176,7 +174,7 @@ int verb_set(Ctl *ctl) {
         if (!ctl->have_latency_nice || n_pids == 0)
                 return ctl_usage_error(ctl, "%s", !ctl->have_latency_nice ? "Missing -l N." : "Missing PID.");
 
-        if (ctl_bus_connect(&bus, &why) < 0)
+        if (ctl_bus_connect(&bus, NULL) < 0)
                 return ctl_kernel_set(ctl, pids, n_pids);
 
         t = table_new(columns, ELEMENTSOF(columns), ctl->json);
