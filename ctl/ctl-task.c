@@ -146,9 +146,7 @@ int verb_get(Ctl *ctl) {
                         rc = k;
         }
         r = ctl_table_print(t);
-        if (r != CTL_EXIT_OK)
-                return r;
-        return rc;
+        return r != CTL_EXIT_OK ? r : rc;
 }
 
 /* ---- set ---------------------------------------------------------------- */
@@ -208,9 +206,7 @@ int verb_set(Ctl *ctl) {
         }
         ctl_polkit_agent_close(agent);
         r = ctl_table_print(t);
-        if (r != CTL_EXIT_OK)
-                return r;
-        return rc;
+        return r != CTL_EXIT_OK ? r : rc;
 }
 
 /* ---- explain ------------------------------------------------------------ */
