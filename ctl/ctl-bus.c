@@ -18,10 +18,11 @@ int ctl_bus_connect(sd_bus **ret, char **ret_why) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int has = 0, r;
 
-        *ret_why = NULL;
+        if (ret_why)
+                *ret_why = NULL;
         r = sd_bus_open_system(&bus);
         if (r < 0) {
-                if (asprintf(ret_why, "cannot connect to the system bus (%s)", strerror(-r)) < 0)
+                if (ret_why && asprintf(ret_why, "cannot connect to the system bus (%s)", strerror(-r)) < 0)
                         *ret_why = NULL;
                 return r;
         }
@@ -30,7 +31,8 @@ int ctl_bus_connect(sd_bus **ret, char **ret_why) {
         if (r >= 0)
                 r = sd_bus_message_read(reply, "b", &has);
         if (r < 0 || !has) {
-                if (asprintf(ret_why, "it is not running (%s is not on the system bus)", LATNICE_BUS_NAME) < 0)
+                if (ret_why &&
+                    asprintf(ret_why, "it is not running (%s is not on the system bus)", LATNICE_BUS_NAME) < 0)
                         *ret_why = NULL;
                 return r < 0 ? r : -ESRCH;
         }
@@ -197,19 +199,15 @@ int ctl_bus_read_properties(sd_bus_message *reply, const CtlProperty *map, size_
                 for (i = 0; i < n; i++)
                         if (strcmp(map[i].name, name) == 0)
                                 break;
-                if (i == n || sd_bus_message_enter_container(reply, 'v', map[i].signature) <= 0) {
+                if (i == n || sd_bus_message_enter_container(reply, 'v', map[i].signature) <= 0)
                         r = sd_bus_message_skip(reply, "v"); /* newer daemon, or another type */
-                        if (r < 0)
-                                return r;
-                } else {
+                else {
                         r = read_property(reply, &map[i], (uint8_t *) userdata + map[i].offset);
-                        if (r < 0)
-                                return r;
-                        r = sd_bus_message_exit_container(reply);
-                        if (r < 0)
-                                return r;
+                        if (r >= 0)
+                                r = sd_bus_message_exit_container(reply); /* the variant */
                 }
-                r = sd_bus_message_exit_container(reply);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply); /* the dict entry */
                 if (r < 0)
                         return r;
         }

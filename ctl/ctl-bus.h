@@ -15,8 +15,8 @@
 
 /*
  * The system bus if latniced owns its name: 0 and *ret; < 0 and *ret_why
- * (free it) if not. Quiet: the caller decides whether that is an error or a
- * reason to fall back.
+ * (free it; NULL: not wanted) if not. Quiet: the caller decides whether
+ * that is an error or a reason to fall back.
  */
 int ctl_bus_connect(sd_bus **ret, char **ret_why);
 /* The same for the verbs that need latniced: says why not, CTL_EXIT_FAILURE. */

@@ -114,15 +114,7 @@ static size_t print_warnings(const RuleSet *s) {
         return n;
 }
 
-static const char check_usage[] =
-        "latnicectl check [--root=DIR] [FILE...]\n\n"
-        "Validate rule files. Without FILE, checks what latniced would load:\n"
-        "the drop-in directories and the active profile. Prints each problem\n"
-        "as file:line: message, and warns about rules that work at a cost\n"
-        "(every exec wakes latniced) or may not mean what they say.\n\n"
-        "Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage error.\n";
-
-static int run_check(Ctl *ctl) {
+int verb_check(Ctl *ctl) {
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         size_t active = 0, warnings;
         int r;
@@ -143,18 +135,7 @@ static int run_check(Ctl *ctl) {
         return s->n_errors > 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
 }
 
-const Verb verb_check = {
-        "check", run_check, "validate rule files, print file:line errors", check_usage,
-        .min_args = 0, .max_args = VERB_ANY,
-};
-
-static const char cat_config_usage[] =
-        "latnicectl cat-config\n\n"
-        "Print the rule files latniced reads, in the order that decides\n"
-        "precedence (the first matching rule wins), each with its contents.\n"
-        "Hidden and masked files are listed without contents.\n";
-
-static int run_cat_config(Ctl *ctl) {
+int verb_cat_config(Ctl *ctl) {
         _cleanup_(rule_set_freep) RuleSet *s = NULL;
         int r;
 
@@ -198,11 +179,6 @@ static int run_cat_config(Ctl *ctl) {
         print_errors(s);
         return CTL_EXIT_OK;
 }
-
-const Verb verb_cat_config = {
-        "cat-config", run_cat_config, "show the effective rule files in order", cat_config_usage,
-        .min_args = 0, .max_args = 0,
-};
 
 static void print_rule_ref(const Rule *rule) {
         char ref[512];

@@ -73,18 +73,23 @@ static void status_done(Status *s) {
         ctl_stats_done(&s->last_stats);
 }
 
+/* What each verb here is: one call, and the table its answer is shown in. */
 typedef struct DaemonCall {
         const char *interface, *method;
         const char *what; /* "Failed to WHAT: why" when it fails */
         bool interactive; /* polkit may ask: an agent on this terminal meanwhile */
+        const char *rows; /* the reply is an array of these, a listing: daemon_call() enters it */
+        const TableColumn *columns; /* the answer's table: a row a row of a listing, else one vertical row */
+        size_t n_columns;
 } DaemonCall;
 
 /*
- * What each verb here is, but for its output: one call with arg (NULL:
- * none). CTL_EXIT_OK and the reply, which outlives the connection; or it
- * said why not and returns the status.
+ * The call with arg (NULL: none): CTL_EXIT_OK, the reply, which outlives
+ * the connection, at its first row if it is a listing, and the empty table;
+ * or it said why not and returns the status.
  */
-static int daemon_call(const DaemonCall *c, const char *arg, sd_bus_message **ret_reply) {
+static int daemon_call(const Ctl *ctl, const DaemonCall *c, const char *arg, sd_bus_message **ret_reply,
+                       Table **ret_table) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         pid_t agent = 0;
         int r;
@@ -99,7 +104,21 @@ static int daemon_call(const DaemonCall *c, const char *arg, sd_bus_message **re
         else
                 r = ctl_call(bus, c->interface, c->method, c->what, ret_reply, NULL);
         ctl_polkit_agent_close(agent);
-        return r;
+        if (r != CTL_EXIT_OK)
+                return r;
+        if (c->rows) {
+                r = sd_bus_message_enter_container(*ret_reply, 'a', c->rows);
+                if (r < 0)
+                        return ctl_bad_reply(r);
+        }
+        *ret_table = c->rows ? table_new(c->columns, c->n_columns, ctl->json) :
+                               table_new_vertical(c->columns, c->n_columns, ctl->json);
+        return *ret_table ? CTL_EXIT_OK : ctl_bad_reply(-ENOMEM);
+}
+
+/* A listing, once its rows were read into t (r < 0: they did not): t printed, or why not; an exit status. */
+static int print_rows(Table *t, int r) {
+        return r < 0 ? ctl_bad_reply(r) : ctl_table_print(t);
 }
 
 /* The text in its order and the JSON in its own; a NULL text is no line. */
@@ -144,15 +163,10 @@ static const TableColumn status_columns[] = {
         { "", NULL, TABLE_STRING }, /* the rule errors */
 };
 
-static const char status_usage[] =
-        "latnicectl status [--json]\n\n"
-        "Show what latniced is doing: the kernel backend and why, the event\n"
-        "source, the active profile, the rule files in order, rule errors with\n"
-        "file:line, and its counters. Needs latniced.\n";
-
-static int run_status(Ctl *ctl) {
+int verb_status(Ctl *ctl) {
         static const DaemonCall get_all = {
                 "org.freedesktop.DBus.Properties", "GetAll", "read latniced's status",
+                .columns = status_columns, .n_columns = ELEMENTSOF(status_columns),
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(status_done) Status s = {};
@@ -161,7 +175,7 @@ static int run_status(Ctl *ctl) {
         char slice[32] = "", note[512];
         int r;
 
-        r = daemon_call(&get_all, LATNICE_BUS_INTERFACE, &reply);
+        r = daemon_call(ctl, &get_all, LATNICE_BUS_INTERFACE, &reply, &t);
         if (r != CTL_EXIT_OK)
                 return r;
         r = ctl_bus_read_properties(reply, status_properties, ELEMENTSOF(status_properties), &s);
@@ -181,9 +195,6 @@ static int run_status(Ctl *ctl) {
                 if (strextendf(&errors, "\n  %s", *e) < 0)
                         return ctl_bad_reply(-ENOMEM);
         stats = ctl_stats_status_text(&s.last_stats);
-        t = table_new_vertical(status_columns, ELEMENTSOF(status_columns), ctl->json);
-        if (!t)
-                return ctl_bad_reply(-ENOMEM);
 
         table_add_stringf(t, "latniced %s on %s", s.version ?: "?", LATNICE_BUS_NAME);
         table_add_string(t, s.version);
@@ -245,29 +256,19 @@ static int run_status(Ctl *ctl) {
         return ctl_table_print(t);
 }
 
-const Verb verb_status = {
-        "status", run_status, "show what latniced does: backend, events, profile, errors", status_usage,
-        .min_args = 0, .max_args = 0,
-};
-
 /* ---- list, rules -------------------------------------------------------- */
 
-static const char list_usage[] =
-        "latnicectl list [--json]\n\n"
-        "List the processes latniced gave a value: PID, name, latency nice and\n"
-        "the rule that decided it (\"manual\" for values set through 'set').\n"
-        "Needs latniced.\n";
-
-static int run_list(Ctl *ctl) {
-        static const DaemonCall list_applied = {
-                LATNICE_BUS_INTERFACE, "ListApplied", "list the applied processes",
-        };
+int verb_list(Ctl *ctl) {
         static const TableColumn columns[] = {
                 { "PID", "pid", TABLE_UINT, 8 },
                 { "COMM", "comm", TABLE_STRING, -15 },
                 { "LATNICE", "latency_nice", TABLE_INT, 7 },
                 { NULL, "rule", TABLE_STRING },
                 { "RULE", "rule_ref", TABLE_STRING },
+        };
+        static const DaemonCall list_applied = {
+                LATNICE_BUS_INTERFACE, "ListApplied", "list the applied processes",
+                .rows = "(usiss)", .columns = columns, .n_columns = ELEMENTSOF(columns),
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(table_freep) Table *t = NULL;
@@ -277,15 +278,9 @@ static int run_list(Ctl *ctl) {
         size_t n;
         int r;
 
-        r = daemon_call(&list_applied, NULL, &reply);
+        r = daemon_call(ctl, &list_applied, NULL, &reply, &t);
         if (r != CTL_EXIT_OK)
                 return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(usiss)");
-        if (r < 0)
-                return ctl_bad_reply(r);
-        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
-        if (!t)
-                return ctl_bad_reply(-ENOMEM);
         while ((r = sd_bus_message_read(reply, "(usiss)", &pid, &comm, &value, &rule, &ref)) > 0) {
                 table_add_uint(t, pid);
                 table_add_string(t, comm);
@@ -293,28 +288,14 @@ static int run_list(Ctl *ctl) {
                 table_add_string(t, rule);
                 table_add_string(t, ref);
         }
-        if (r < 0)
-                return ctl_bad_reply(r);
-        r = ctl_table_print(t);
-        if (r != CTL_EXIT_OK)
-                return r;
         n = table_rows(t);
-        table_text(t, "\n%zu process%s.\n", n, n == 1 ? "" : "es");
-        return CTL_EXIT_OK;
+        r = print_rows(t, r);
+        if (r == CTL_EXIT_OK)
+                table_text(t, "\n%zu process%s.\n", n, n == 1 ? "" : "es");
+        return r;
 }
 
-const Verb verb_list = {
-        "list", run_list, "list the processes latniced gave a value", list_usage,
-        .min_args = 0, .max_args = 0,
-};
-
-static const char rules_usage[] =
-        "latnicectl rules [--json]\n\n"
-        "List the rules latniced is running, in the order they are tried.\n"
-        "('latnicectl cat-config' shows the files on disk.) Needs latniced.\n";
-
-static int run_rules(Ctl *ctl) {
-        static const DaemonCall list_rules = { LATNICE_BUS_INTERFACE, "ListRules", "list the rules" };
+int verb_rules(Ctl *ctl) {
         static const TableColumn columns[] = {
                 CTL_RULE_COLUMNS,
                 { NULL, "match", TABLE_STRV },
@@ -322,20 +303,20 @@ static int run_rules(Ctl *ctl) {
                 { NULL, "threads", TABLE_STRING },
                 { "", NULL, TABLE_STRING }, /* the rule as people read it, two lines */
         };
+        static const DaemonCall list_rules = {
+                LATNICE_BUS_INTERFACE, "ListRules", "list the rules",
+                .rows = "(sssuiasbs)", .columns = columns, .n_columns = ELEMENTSOF(columns),
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         size_t n;
         int r;
 
-        r = daemon_call(&list_rules, NULL, &reply);
+        r = daemon_call(ctl, &list_rules, NULL, &reply, &t);
         if (r != CTL_EXIT_OK)
                 return r;
-        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
-        if (!t)
-                return ctl_bad_reply(-ENOMEM);
         table_set_header(t, false);
-        r = sd_bus_message_enter_container(reply, 'a', "(sssuiasbs)");
-        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "sssuiasbs")) > 0) {
+        while ((r = sd_bus_message_enter_container(reply, 'r', "sssuiasbs")) > 0) {
                 _cleanup_(strv_freep) char **keys = NULL;
                 _cleanup_(freep) char *joined = NULL;
                 const char *threads;
@@ -360,50 +341,36 @@ static int run_rules(Ctl *ctl) {
                                   override ? " Override=yes" : "", strcmp(threads, "all") == 0 ? "" : " Threads=main",
                                   joined ?: "");
         }
-        if (r < 0)
-                return ctl_bad_reply(r);
-        r = ctl_table_print(t);
-        if (r != CTL_EXIT_OK)
-                return r;
         n = table_rows(t);
-        table_text(t, "%s%zu rule%s.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
-        return CTL_EXIT_OK;
+        r = print_rows(t, r);
+        if (r == CTL_EXIT_OK)
+                table_text(t, "%s%zu rule%s.\n", n ? "\n" : "", n, n == 1 ? "" : "s");
+        return r;
 }
-
-const Verb verb_rules = {
-        "rules", run_rules, "list the rules latniced is running", rules_usage,
-        .min_args = 0, .max_args = 0,
-};
 
 /* ---- reload, profile ---------------------------------------------------- */
 
-static const char reload_usage[] =
-        "latnicectl reload [--json]\n\n"
-        "Ask latniced to reload latniced.conf, the profile and the rules. A\n"
-        "reload whose rules have new errors keeps the rules that were running.\n"
-        "Needs root or the polkit action org.latnice1.reload.\n";
-
-static int run_reload(Ctl *ctl) {
-        static const DaemonCall reload = { LATNICE_BUS_INTERFACE, "Reload", "reload latniced", true };
+int verb_reload(Ctl *ctl) {
         static const TableColumn columns[] = {
                 { "", NULL, TABLE_STRING },
                 { NULL, "rules", TABLE_UINT },
                 { NULL, "errors", TABLE_UINT },
+        };
+        static const DaemonCall reload = {
+                LATNICE_BUS_INTERFACE, "Reload", "reload latniced", true,
+                .columns = columns, .n_columns = ELEMENTSOF(columns),
         };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         uint32_t rules, errors;
         int r;
 
-        r = daemon_call(&reload, NULL, &reply);
+        r = daemon_call(ctl, &reload, NULL, &reply, &t);
         if (r != CTL_EXIT_OK)
                 return r;
         r = sd_bus_message_read(reply, "uu", &rules, &errors);
         if (r < 0)
                 return ctl_bad_reply(r);
-        t = table_new_vertical(columns, ELEMENTSOF(columns), ctl->json);
-        if (!t)
-                return ctl_bad_reply(-ENOMEM);
         table_add_stringf(t, "Reloaded: %" PRIu32 " rule%s, %" PRIu32 " error%s%s.", rules, rules == 1 ? "" : "s",
                           errors, errors == 1 ? "" : "s", errors ? " (see 'latnicectl status')" : "");
         table_add_uint(t, rules);
@@ -411,23 +378,7 @@ static int run_reload(Ctl *ctl) {
         return ctl_table_print(t);
 }
 
-const Verb verb_reload = {
-        "reload", run_reload, "make latniced reload its rules", reload_usage,
-        .min_args = 0, .max_args = 0,
-};
-
-static const char profile_usage[] =
-        "latnicectl profile [NAME] [--json]\n\n"
-        "Without NAME, list the profiles and mark the active one. With NAME,\n"
-        "switch latniced to that profile now (until the next restart; set\n"
-        "Profile= in latniced.conf to keep it). Switching needs root or the\n"
-        "polkit action org.latnice1.set-profile.\n";
-
-static int run_profile(Ctl *ctl) {
-        static const DaemonCall set_profile = {
-                LATNICE_BUS_INTERFACE, "SetProfile", "switch the profile", true,
-        };
-        static const DaemonCall list_profiles = { LATNICE_BUS_INTERFACE, "ListProfiles", "list the profiles" };
+int verb_profile(Ctl *ctl) {
         static const TableColumn switched[] = {
                 { "", NULL, TABLE_STRING },
                 { NULL, "profile", TABLE_STRING },
@@ -438,49 +389,41 @@ static int run_profile(Ctl *ctl) {
                 { "", "path", TABLE_STRING },
                 { NULL, "active", TABLE_BOOL },
         };
+        static const DaemonCall set_profile = {
+                LATNICE_BUS_INTERFACE, "SetProfile", "switch the profile", true,
+                .columns = switched, .n_columns = ELEMENTSOF(switched),
+        };
+        static const DaemonCall list_profiles = {
+                LATNICE_BUS_INTERFACE, "ListProfiles", "list the profiles",
+                .rows = "(ssb)", .columns = columns, .n_columns = ELEMENTSOF(columns),
+        };
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         const char *name, *path;
         int active, r;
 
         if (ctl->n_args == 1) {
-                r = daemon_call(&set_profile, ctl->args[0], NULL);
+                r = daemon_call(ctl, &set_profile, ctl->args[0], NULL, &t);
                 if (r != CTL_EXIT_OK)
                         return r;
-                t = table_new_vertical(switched, ELEMENTSOF(switched), ctl->json);
-                if (!t)
-                        return ctl_bad_reply(-ENOMEM);
                 table_add_stringf(t, "Switched to profile %s.", ctl->args[0]);
                 table_add_string(t, ctl->args[0]);
                 return ctl_table_print(t);
         }
 
-        r = daemon_call(&list_profiles, NULL, &reply);
+        r = daemon_call(ctl, &list_profiles, NULL, &reply, &t);
         if (r != CTL_EXIT_OK)
                 return r;
-        t = table_new(columns, ELEMENTSOF(columns), ctl->json);
-        if (!t)
-                return ctl_bad_reply(-ENOMEM);
         table_set_header(t, false);
         table_set_separator(t, " ");
-        r = sd_bus_message_enter_container(reply, 'a', "(ssb)");
-        while (r >= 0 && (r = sd_bus_message_read(reply, "(ssb)", &name, &path, &active)) > 0) {
+        while ((r = sd_bus_message_read(reply, "(ssb)", &name, &path, &active)) > 0) {
                 table_add_string(t, active ? "*" : " ");
                 table_add_string(t, name);
                 table_add_string(t, path);
                 table_add_bool(t, active);
         }
-        if (r < 0)
-                return ctl_bad_reply(r);
-        r = ctl_table_print(t);
-        if (r != CTL_EXIT_OK)
-                return r;
-        if (table_rows(t) == 0)
+        r = print_rows(t, r);
+        if (r == CTL_EXIT_OK && table_rows(t) == 0)
                 table_text(t, "No profiles installed.\n");
-        return CTL_EXIT_OK;
+        return r;
 }
-
-const Verb verb_profile = {
-        "profile", run_profile, "list profiles, or switch latniced to one", profile_usage,
-        .min_args = 0, .max_args = 1,
-};

@@ -87,19 +87,7 @@ static void print_summary(const AnanicyImport *imp, size_t rules, size_t names, 
                 imp->n_errors, imp->n_errors == 1 ? "" : "s");
 }
 
-static const char import_usage[] =
-        "latnicectl import-ananicy [--out=FILE] [DIR...]\n\n"
-        "Read the ananicy / ananicy-cpp rule tree in DIR (default /etc/ananicy.d):\n"
-        "*.rules, *.types and *.cgroups files, one JSON object a line, '#'\n"
-        "comments. Write one latnice.d file (to FILE, or standard output): a rule\n"
-        "per type listing its programs, and one per program that sets its own\n"
-        "value. Latency nice comes from latency_nice, else nice, else sched\n"
-        "(idle 19, batch 10, fifo/rr/iso -15); ioclass, ionice, oom_score_adj,\n"
-        "cgroup and rtprio are not imported. Problems are printed as file:line.\n\n"
-        "Exit status: 0 written, 1 written but lines were broken or types unknown,\n"
-        "or nothing written (an I/O error), 2 usage error.\n";
-
-static int run_import(Ctl *ctl) {
+int verb_import_ananicy(Ctl *ctl) {
         _cleanup_(ananicy_import_done) AnanicyImport imp = {};
         _cleanup_(rule_set_freep) RuleSet *check = NULL;
         _cleanup_(freep) char *text = NULL, *source = NULL;
@@ -192,8 +180,3 @@ static int run_import(Ctl *ctl) {
         print_summary(&imp, rules, names, out ? out : "standard output");
         return imp.n_errors > 0 ? CTL_EXIT_FAILURE : CTL_EXIT_OK;
 }
-
-const Verb verb_import_ananicy = {
-        "import-ananicy", run_import, "turn an ananicy rule tree into a latnice.d file", import_usage,
-        .min_args = 0, .max_args = VERB_ANY,
-};

@@ -43,17 +43,6 @@ static int probe_or_fail(SchedProbe *p) {
         return 0;
 }
 
-static const char run_usage[] =
-        "latnicectl run -l N [--] COMMAND [ARGS...]\n\n"
-        "Run COMMAND with latency nice N (-20 wake me up now .. 19 I can wait),\n"
-        "like nice(1) or chrt(1): latnicectl sets its own value, then executes\n"
-        "COMMAND, which keeps it (and its children and threads inherit it).\n\n"
-        "  -l --latency-nice=N  the value, -20..19\n"
-        "  -h --help            show this help\n\n"
-        "Exit status: that of COMMAND; 2 usage error, 4 not supported by this\n"
-        "kernel, 5 permission denied, 1 other failure before COMMAND ran,\n"
-        "126 COMMAND could not be executed, 127 COMMAND not found.\n";
-
 /*
  * Sets latency nice ln on ourselves through latniced when it is on the bus,
  * so that the value counts as explicit and a rule matching the command does
@@ -64,12 +53,11 @@ static int ctl_run_through_daemon(int ln, char **ret_why) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(freep) char *why = NULL;
         uint32_t applied = 0, threads = 0;
         int r;
 
         *ret_why = NULL;
-        if (ctl_bus_connect(&bus, &why) < 0)
+        if (ctl_bus_connect(&bus, NULL) < 0)
                 return 0;
         /*
          * Set through latniced, which records it as an explicit value: its
@@ -94,7 +82,7 @@ static int ctl_run_through_daemon(int ln, char **ret_why) {
         return 1;
 }
 
-static int run_run(Ctl *ctl) {
+int verb_run(Ctl *ctl) {
         _cleanup_(freep) char *why = NULL;
         char **command = ctl->args;
         int ln = ctl->latency_nice, r, daemon;
@@ -143,11 +131,6 @@ exec:
         fprintf(stderr, "Failed to execute %s: %s\n", command[0], strerror(r));
         return r == ENOENT ? 127 : 126;
 }
-
-const Verb verb_run = {
-        "run", run_run, "run a command with a latency nice value", run_usage,
-        .min_args = 1, .max_args = VERB_ANY, .missing = "Missing COMMAND.", .needs_latency_nice = true,
-};
 
 /* A thread as the kernel sees it; for people, a range where a slice means more than one value. */
 static const TableColumn kernel_thread_columns[] = {
@@ -220,11 +203,7 @@ static void add_thread(Table *t, const SchedProbe *p, int proc_fd, pid_t pid, pi
 
 /* A process as the kernel sees it: only latniced knows who set the value. */
 static const TableColumn kernel_get_columns[] = {
-        { "", NULL, TABLE_STRING },
-        { NULL, "pid", TABLE_INT },
-        { NULL, "comm", TABLE_STRING },
-        { NULL, "latency_nice", TABLE_INT },
-        { NULL, "set_by", TABLE_STRING },
+        CTL_GET_COLUMNS,
         { NULL, "backend", TABLE_STRING },
         { NULL, "start_time", TABLE_UINT },
         { NULL, "threads", TABLE_JSON },

@@ -344,16 +344,7 @@ static int parse_duration(const char *s, uint32_t *ret) {
         return 0;
 }
 
-static const char stats_usage[] =
-        "latnicectl stats [--for=DURATION] [--rule=NAME...] [--json]\n\n"
-        "Let latniced measure for DURATION (1s..60s, default 10s) how long the\n"
-        "processes of each rule wait from their wakeup until they run, and how\n"
-        "often they are preempted, in the kernel, and draw each rule's log2\n"
-        "histogram with p50/p90/p99 against everything else (the tasks latniced\n"
-        "did not set). --rule shows only the rules named (repeat it). Needs\n"
-        "latniced, and root or polkit (the active local user may).\n";
-
-static int run_stats(Ctl *ctl) {
+int verb_stats(Ctl *ctl) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL, *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -398,12 +389,6 @@ static int run_stats(Ctl *ctl) {
                 return ctl_bad_reply(r);
         return print_stats(ctl, &s);
 }
-
-const Verb verb_stats = {
-        "stats", run_stats, "measure what the scheduler does for each rule: wakeup latency, preemptions",
-        stats_usage,
-        .min_args = 0, .max_args = 0,
-};
 
 char *ctl_stats_status_text(const CtlStats *s) {
         const CtlStatsClass *other = NULL;

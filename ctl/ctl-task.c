@@ -20,11 +20,7 @@
 
 /* A process in latniced's view: who set its value, and each thread. */
 static const TableColumn get_columns[] = {
-        { "", NULL, TABLE_STRING }, /* the process, as people read it */
-        { NULL, "pid", TABLE_INT },
-        { NULL, "comm", TABLE_STRING },
-        { NULL, "latency_nice", TABLE_INT },
-        { NULL, "set_by", TABLE_STRING },
+        CTL_GET_COLUMNS,
         { NULL, "rule", TABLE_STRING },
         { NULL, "rule_ref", TABLE_STRING },
         { NULL, "backend", TABLE_STRING },
@@ -119,19 +115,8 @@ static int get_one_online(sd_bus *bus, Table *t, pid_t pid, bool first) {
         return k < 0 ? ctl_bad_reply(k) : CTL_EXIT_OK;
 }
 
-static const char get_usage[] =
-        "latnicectl get PID... [--json]\n\n"
-        "Show the latency nice of each process and of every thread: when\n"
-        "latniced runs, its view, including which rule set the value (or that\n"
-        "somebody else did); otherwise the kernel's view (thread id, name,\n"
-        "policy, nice, latency nice, and the EEVDF slice where that is how the\n"
-        "kernel expresses it).\n\n"
-        "Exit status: 0 all shown, 2 usage error, 3 a process does not exist,\n"
-        "1 other failure.\n";
-
-static int run_get(Ctl *ctl) {
+int verb_get(Ctl *ctl) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(freep) char *why = NULL;
         _cleanup_(freep) pid_t *pids = NULL;
         _cleanup_(ctl_kernel_view_done) KernelView kernel = { .proc_fd = -1 };
         _cleanup_(table_freep) Table *t = NULL;
@@ -141,7 +126,7 @@ static int run_get(Ctl *ctl) {
                 return CTL_EXIT_USAGE;
 
         /* Without latniced, the kernel's view. */
-        if (ctl_bus_connect(&bus, &why) >= 0) {
+        if (ctl_bus_connect(&bus, NULL) >= 0) {
                 t = table_new(get_columns, ELEMENTSOF(get_columns), ctl->json);
                 if (t)
                         table_set_header(t, false);
@@ -161,36 +146,12 @@ static int run_get(Ctl *ctl) {
                         rc = k;
         }
         r = ctl_table_print(t);
-        if (r != CTL_EXIT_OK)
-                return r;
-        return rc;
+        return r != CTL_EXIT_OK ? r : rc;
 }
-
-const Verb verb_get = {
-        "get", run_get, "show the latency nice of every thread of processes", get_usage,
-        .min_args = 1, .max_args = VERB_ANY, .missing = "Missing PID.",
-};
 
 /* ---- set ---------------------------------------------------------------- */
 
-static const char set_usage[] =
-        "latnicectl set -l N -p PID [-p PID...] [PID...] [--json]\n\n"
-        "Set latency nice N on every thread of running processes. When\n"
-        "latniced runs, it does the work: anybody may raise the value of their\n"
-        "own processes (ask to wait longer); lowering it, or changing other\n"
-        "users' processes, needs root or polkit (org.latnice1.set-latency-nice,\n"
-        "org.latnice1.set-latency-nice-any). The daemon pins each process\n"
-        "(pidfd and start time), so a reused PID is never changed. Without\n"
-        "latniced the kernel is asked directly, with your own privileges.\n\n"
-        "  -l --latency-nice=N  the value, -20..19\n"
-        "  -p --pid=PID         a process; may be repeated, PIDs may also follow\n"
-        "  -h --help            show this help\n\n"
-        "Exit status: 0 applied everywhere; 2 usage error (nothing applied);\n"
-        "3 no such process; 4 not supported, or every thread realtime;\n"
-        "5 permission denied; 1 other failure. With several PIDs the status is\n"
-        "that of the first one that failed; the others are still applied.\n";
-
-static int run_set(Ctl *ctl) {
+int verb_set(Ctl *ctl) {
         static const TableColumn columns[] = {
                 { "", NULL, TABLE_STRING },
                 { NULL, "pid", TABLE_INT },
@@ -201,7 +162,6 @@ static int run_set(Ctl *ctl) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(freep) pid_t *pids = NULL;
-        _cleanup_(freep) char *why = NULL;
         int32_t ln = ctl->latency_nice;
         int n_pids = 0, rc = CTL_EXIT_OK, r;
         pid_t agent;
@@ -212,7 +172,7 @@ static int run_set(Ctl *ctl) {
         if (!ctl->have_latency_nice || n_pids == 0)
                 return ctl_usage_error(ctl, "%s", !ctl->have_latency_nice ? "Missing -l N." : "Missing PID.");
 
-        if (ctl_bus_connect(&bus, &why) < 0)
+        if (ctl_bus_connect(&bus, NULL) < 0)
                 return ctl_kernel_set(ctl, pids, n_pids);
 
         t = table_new(columns, ELEMENTSOF(columns), ctl->json);
@@ -246,15 +206,8 @@ static int run_set(Ctl *ctl) {
         }
         ctl_polkit_agent_close(agent);
         r = ctl_table_print(t);
-        if (r != CTL_EXIT_OK)
-                return r;
-        return rc;
+        return r != CTL_EXIT_OK ? r : rc;
 }
-
-const Verb verb_set = {
-        "set", run_set, "set latency nice on every thread of running processes", set_usage,
-        .min_args = 0, .max_args = VERB_ANY,
-};
 
 /* ---- explain ------------------------------------------------------------ */
 
@@ -441,26 +394,11 @@ static int explain_online(Ctl *ctl, sd_bus *bus, pid_t pid) {
         return ctl_table_print(t);
 }
 
-static const char explain_usage[] =
-        "latnicectl explain PID\n"
-        "latnicectl explain --pid=PID [--verbose]\n"
-        "latnicectl explain [--comm=NAME] [--exe=PATH] [--cmdline=WORD...] [--parent=NAME]\n"
-        "                   [--user=NAME] [--group=NAME] [--cgroup=PATH] [--verbose]\n\n"
-        "Show which rule gives a process its latency nice and why, and which\n"
-        "later rules it shadows. A single PID is explained by latniced, with the\n"
-        "rules it is running, when it runs (--json then prints its answer);\n"
-        "otherwise, and with --verbose, --root or a profile option, from the\n"
-        "rule files on disk. --pid reads the process from /proc; the other\n"
-        "options describe a process that need not exist. --cmdline may repeat.\n"
-        "--verbose also shows why each other rule did not match.\n\n"
-        "Exit status: 0 explained, 1 rules could not be loaded, 2 usage error,\n"
-        "3 no such process.\n";
-
 /*
  * Only a single PID goes to latniced; a description, --verbose and an
  * explicit rule tree or profile are the offline explain's job.
  */
-static int run_explain(Ctl *ctl) {
+int verb_explain(Ctl *ctl) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(freep) char *why = NULL;
         char **last_pid = ctl->pid_args ? ctl->pid_args + strv_length(ctl->pid_args) - 1 : NULL;
@@ -487,8 +425,3 @@ static int run_explain(Ctl *ctl) {
         }
         return ctl_explain_offline(ctl, pid);
 }
-
-const Verb verb_explain = {
-        "explain", run_explain, "show which rule applies to a process and why", explain_usage,
-        .min_args = 0, .max_args = 1,
-};

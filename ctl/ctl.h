@@ -46,17 +46,22 @@ typedef struct Ctl {
 /* A verb's arguments, as systemd's dispatch_verb() counts them: latnicectl.c checks them before run(). */
 #define VERB_ANY (-1)
 
+/* A verb: what it does, after latnicectl.c checked its arguments; an exit status. */
+typedef int VerbRun(Ctl *ctl);
+
 struct Verb {
         const char *name;
-        int (*run)(Ctl *ctl);
+        VerbRun *run;
         const char *summary;
         const char *usage;     /* the synopsis lines, a blank line, the description */
         int min_args, max_args; /* what follows the verb, options taken out; max VERB_ANY: no limit */
         const char *missing;    /* the message when fewer than min_args are given */
         bool needs_latency_nice; /* -l N, said before a missing argument */
+        bool takes_command;      /* its first argument begins a command line: no option after it */
 };
 
-extern const Verb verb_check, verb_cat_config, verb_explain, verb_run, verb_get, verb_set, verb_status, verb_list,
+/* In the files of their kind; latnicectl.c's table of verbs names each and holds its help. */
+extern VerbRun verb_check, verb_cat_config, verb_explain, verb_run, verb_get, verb_set, verb_status, verb_list,
         verb_rules, verb_reload, verb_profile, verb_import_ananicy, verb_stats;
 
 /* "Missing PID." and the like: the message, the verb's usage, CTL_EXIT_USAGE. */
@@ -79,6 +84,17 @@ typedef struct KernelView {
 /* Opens /proc and probes the backend (and says which, in t's text); < 0 it said why not. */
 int ctl_kernel_view_open(const Table *t, KernelView *ret);
 void ctl_kernel_view_done(KernelView *v);
+/*
+ * The columns get begins with in both its views, latniced's (ctl-task.c) and
+ * the kernel's (ctl-kernel.c), so that --json names a process alike in each:
+ * the process as people read it, then the numbers behind the sentence.
+ */
+#define CTL_GET_COLUMNS                         \
+        { "", NULL, TABLE_STRING },             \
+        { NULL, "pid", TABLE_INT },             \
+        { NULL, "comm", TABLE_STRING },         \
+        { NULL, "latency_nice", TABLE_INT },    \
+        { NULL, "set_by", TABLE_STRING }
 /* get's table for the kernel's view, and one process added to it; an exit status. */
 Table *ctl_kernel_get_table(const Ctl *ctl);
 int ctl_kernel_get(const KernelView *v, Table *t, pid_t pid);

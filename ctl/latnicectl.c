@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * latnicectl: the command line and verb dispatch. Options stand before or
- * after the verb, as with systemctl: one getopt_long over all of argv, the
- * first non-option is the verb. After "--", and for run after COMMAND,
- * nothing is an option any more, so a command keeps its own options.
+ * latnicectl: the command line, the table of verbs with their help, and
+ * dispatch. Options stand before or after the verb, as with systemctl: one
+ * getopt_long over all of argv, the first non-option is the verb. After
+ * "--", and for run after COMMAND, nothing is an option any more, so a
+ * command keeps its own options.
  */
 
 #include <getopt.h>
@@ -13,9 +14,156 @@
 #include "latnice/uapi.h"
 #include "profile.h"
 
-static const Verb *const verbs[] = {
-        &verb_check, &verb_cat_config, &verb_explain, &verb_run, &verb_get, &verb_set,
-        &verb_status, &verb_stats, &verb_list, &verb_rules, &verb_reload, &verb_profile, &verb_import_ananicy,
+/*
+ * Every verb in the order of --help, with its help ("VERB --help", and after
+ * a usage error): the texts of latnicectl(1)'s synopses, kept together.
+ */
+static const Verb verbs[] = {
+        {
+                "check", verb_check, "validate rule files, print file:line errors",
+                "latnicectl check [--root=DIR] [FILE...]\n\n"
+                "Validate rule files. Without FILE, checks what latniced would load:\n"
+                "the drop-in directories and the active profile. Prints each problem\n"
+                "as file:line: message, and warns about rules that work at a cost\n"
+                "(every exec wakes latniced) or may not mean what they say.\n\n"
+                "Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage error.\n",
+                .min_args = 0, .max_args = VERB_ANY,
+        },
+        {
+                "cat-config", verb_cat_config, "show the effective rule files in order",
+                "latnicectl cat-config\n\n"
+                "Print the rule files latniced reads, in the order that decides\n"
+                "precedence (the first matching rule wins), each with its contents.\n"
+                "Hidden and masked files are listed without contents.\n",
+                .min_args = 0, .max_args = 0,
+        },
+        {
+                "explain", verb_explain, "show which rule applies to a process and why",
+                "latnicectl explain PID\n"
+                "latnicectl explain --pid=PID [--verbose]\n"
+                "latnicectl explain [--comm=NAME] [--exe=PATH] [--cmdline=WORD...] [--parent=NAME]\n"
+                "                   [--user=NAME] [--group=NAME] [--cgroup=PATH] [--verbose]\n\n"
+                "Show which rule gives a process its latency nice and why, and which\n"
+                "later rules it shadows. A single PID is explained by latniced, with the\n"
+                "rules it is running, when it runs (--json then prints its answer);\n"
+                "otherwise, and with --verbose, --root or a profile option, from the\n"
+                "rule files on disk. --pid reads the process from /proc; the other\n"
+                "options describe a process that need not exist. --cmdline may repeat.\n"
+                "--verbose also shows why each other rule did not match.\n\n"
+                "Exit status: 0 explained, 1 rules could not be loaded, 2 usage error,\n"
+                "3 no such process.\n",
+                .min_args = 0, .max_args = 1,
+        },
+        {
+                "run", verb_run, "run a command with a latency nice value",
+                "latnicectl run -l N [--] COMMAND [ARGS...]\n\n"
+                "Run COMMAND with latency nice N (-20 wake me up now .. 19 I can wait),\n"
+                "like nice(1) or chrt(1): latnicectl sets its own value, then executes\n"
+                "COMMAND, which keeps it (and its children and threads inherit it).\n\n"
+                "  -l --latency-nice=N  the value, -20..19\n"
+                "  -h --help            show this help\n\n"
+                "Exit status: that of COMMAND; 2 usage error, 4 not supported by this\n"
+                "kernel, 5 permission denied, 1 other failure before COMMAND ran,\n"
+                "126 COMMAND could not be executed, 127 COMMAND not found.\n",
+                .min_args = 1, .max_args = VERB_ANY, .missing = "Missing COMMAND.", .needs_latency_nice = true,
+                .takes_command = true,
+        },
+        {
+                "get", verb_get, "show the latency nice of every thread of processes",
+                "latnicectl get PID... [--json]\n\n"
+                "Show the latency nice of each process and of every thread: when\n"
+                "latniced runs, its view, including which rule set the value (or that\n"
+                "somebody else did); otherwise the kernel's view (thread id, name,\n"
+                "policy, nice, latency nice, and the EEVDF slice where that is how the\n"
+                "kernel expresses it).\n\n"
+                "Exit status: 0 all shown, 2 usage error, 3 a process does not exist,\n"
+                "1 other failure.\n",
+                .min_args = 1, .max_args = VERB_ANY, .missing = "Missing PID.",
+        },
+        {
+                "set", verb_set, "set latency nice on every thread of running processes",
+                "latnicectl set -l N -p PID [-p PID...] [PID...] [--json]\n\n"
+                "Set latency nice N on every thread of running processes. When\n"
+                "latniced runs, it does the work: anybody may raise the value of their\n"
+                "own processes (ask to wait longer); lowering it, or changing other\n"
+                "users' processes, needs root or polkit (org.latnice1.set-latency-nice,\n"
+                "org.latnice1.set-latency-nice-any). The daemon pins each process\n"
+                "(pidfd and start time), so a reused PID is never changed. Without\n"
+                "latniced the kernel is asked directly, with your own privileges.\n\n"
+                "  -l --latency-nice=N  the value, -20..19\n"
+                "  -p --pid=PID         a process; may be repeated, PIDs may also follow\n"
+                "  -h --help            show this help\n\n"
+                "Exit status: 0 applied everywhere; 2 usage error (nothing applied);\n"
+                "3 no such process; 4 not supported, or every thread realtime;\n"
+                "5 permission denied; 1 other failure. With several PIDs the status is\n"
+                "that of the first one that failed; the others are still applied.\n",
+                .min_args = 0, .max_args = VERB_ANY,
+        },
+        {
+                "status", verb_status, "show what latniced does: backend, events, profile, errors",
+                "latnicectl status [--json]\n\n"
+                "Show what latniced is doing: the kernel backend and why, the event\n"
+                "source, the active profile, the rule files in order, rule errors with\n"
+                "file:line, and its counters. Needs latniced.\n",
+                .min_args = 0, .max_args = 0,
+        },
+        {
+                "stats", verb_stats, "measure what the scheduler does for each rule: wakeup latency, preemptions",
+                "latnicectl stats [--for=DURATION] [--rule=NAME...] [--json]\n\n"
+                "Let latniced measure for DURATION (1s..60s, default 10s) how long the\n"
+                "processes of each rule wait from their wakeup until they run, and how\n"
+                "often they are preempted, in the kernel, and draw each rule's log2\n"
+                "histogram with p50/p90/p99 against everything else (the tasks latniced\n"
+                "did not set). --rule shows only the rules named (repeat it). Needs\n"
+                "latniced, and root or polkit (the active local user may).\n",
+                .min_args = 0, .max_args = 0,
+        },
+        {
+                "list", verb_list, "list the processes latniced gave a value",
+                "latnicectl list [--json]\n\n"
+                "List the processes latniced gave a value: PID, name, latency nice and\n"
+                "the rule that decided it (\"manual\" for values set through 'set').\n"
+                "Needs latniced.\n",
+                .min_args = 0, .max_args = 0,
+        },
+        {
+                "rules", verb_rules, "list the rules latniced is running",
+                "latnicectl rules [--json]\n\n"
+                "List the rules latniced is running, in the order they are tried.\n"
+                "('latnicectl cat-config' shows the files on disk.) Needs latniced.\n",
+                .min_args = 0, .max_args = 0,
+        },
+        {
+                "reload", verb_reload, "make latniced reload its rules",
+                "latnicectl reload [--json]\n\n"
+                "Ask latniced to reload latniced.conf, the profile and the rules. A\n"
+                "reload whose rules have new errors keeps the rules that were running.\n"
+                "Needs root or the polkit action org.latnice1.reload.\n",
+                .min_args = 0, .max_args = 0,
+        },
+        {
+                "profile", verb_profile, "list profiles, or switch latniced to one",
+                "latnicectl profile [NAME] [--json]\n\n"
+                "Without NAME, list the profiles and mark the active one. With NAME,\n"
+                "switch latniced to that profile now (until the next restart; set\n"
+                "Profile= in latniced.conf to keep it). Switching needs root or the\n"
+                "polkit action org.latnice1.set-profile.\n",
+                .min_args = 0, .max_args = 1,
+        },
+        {
+                "import-ananicy", verb_import_ananicy, "turn an ananicy rule tree into a latnice.d file",
+                "latnicectl import-ananicy [--out=FILE] [DIR...]\n\n"
+                "Read the ananicy / ananicy-cpp rule tree in DIR (default /etc/ananicy.d):\n"
+                "*.rules, *.types and *.cgroups files, one JSON object a line, '#'\n"
+                "comments. Write one latnice.d file (to FILE, or standard output): a rule\n"
+                "per type listing its programs, and one per program that sets its own\n"
+                "value. Latency nice comes from latency_nice, else nice, else sched\n"
+                "(idle 19, batch 10, fifo/rr/iso -15); ioclass, ionice, oom_score_adj,\n"
+                "cgroup and rtprio are not imported. Problems are printed as file:line.\n\n"
+                "Exit status: 0 written, 1 written but lines were broken or types unknown,\n"
+                "or nothing written (an I/O error), 2 usage error.\n",
+                .min_args = 0, .max_args = VERB_ANY,
+        },
 };
 
 static void help(void) {
@@ -24,7 +172,7 @@ static void help(void) {
                "when a task runs rather than how much CPU it gets.\n\n"
                "Commands:\n");
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                printf("  %-12s %s\n", verbs[i]->name, verbs[i]->summary);
+                printf("  %-12s %s\n", verbs[i].name, verbs[i].summary);
         printf("\nOptions:\n"
                "  -h --help            show this help (also: COMMAND --help)\n"
                "     --version         show the version\n"
@@ -41,8 +189,8 @@ static void help(void) {
 
 static const Verb *verb_find(const char *name) {
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                if (strcmp(verbs[i]->name, name) == 0)
-                        return verbs[i];
+                if (strcmp(verbs[i].name, name) == 0)
+                        return &verbs[i];
         return NULL;
 }
 
@@ -210,7 +358,7 @@ static int parse_argv(int argc, char **argv, Ctl *ctl, Parsed *p) {
                                 }
                         } else {
                                 ctl->args[ctl->n_args++] = argv[i];
-                                if (ctl->verb == &verb_run)
+                                if (ctl->verb->takes_command)
                                         options_end = true;
                         }
                         i++;
