@@ -28,7 +28,7 @@ trap lib_cleanup EXIT
 mkdir -p /run/lock
 exec {LIB_LOCK_FD}>"/run/lock/latnice-test-${0##*/}.lock"
 flock -w 200 "$LIB_LOCK_FD" ||
-        { echo "FAIL - waited 200 s (within the test's timeout) for another copy of ${0##*/} (/run/lock/latnice-test-${0##*/}.lock)"; exit 1; }
+        { echo "FAIL - waited 200 s for another copy of ${0##*/} to end (its lock in /run/lock)"; exit 1; }
 need_btf() { [ -e /sys/kernel/btf/vmlinux ] || { echo "no kernel BTF at /sys/kernel/btf/vmlinux"; exit 77; }; }
 
 # The checks read what latniced set in /proc/PID/sched's se.slice: EEVDF custom slices (Linux >= 6.12).
