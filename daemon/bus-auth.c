@@ -93,6 +93,22 @@ static void reply_late(sd_bus_message *call, int r, sd_bus_error *error) {
                 (void) sd_bus_reply_method_errno(call, r < 0 ? r : -EIO, error);
 }
 
+/*
+ * Zeroed memory for one more entry of a bounded queue in *ret. A full queue
+ * refuses with LimitsExceeded and refusal, which names the bound.
+ */
+static int queue_entry_new(bool full, size_t size, const char *refusal, sd_bus_error *error, void **ret) {
+        void *p;
+
+        if (full)
+                return sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED, refusal);
+        p = calloc(1, size);
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
+}
+
 /* ---- identity ------------------------------------------------------------- */
 
 static const BusCaller *cache_find(BusAuth *a, const char *name) {
@@ -214,7 +230,7 @@ int bus_auth_with_caller(BusAuth *a, sd_bus_message *call, BusCallerHandler hand
                          sd_bus_error *error) {
         const char *sender = sd_bus_message_get_sender(call);
         const BusCaller *known;
-        WaitingCall *w;
+        WaitingCall *w = NULL;
         Lookup *l;
         int r;
 
@@ -238,12 +254,10 @@ int bus_auth_with_caller(BusAuth *a, sd_bus_message *call, BusCallerHandler hand
 
         l = lookup_find(a, sender);
         if (!l) {
-                if (a->n_lookups >= LOOKUPS_MAX)
-                        return sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                                "Too many callers are being identified at once, try again.");
-                l = calloc(1, sizeof(Lookup));
-                if (!l)
-                        return -ENOMEM;
+                r = queue_entry_new(a->n_lookups >= LOOKUPS_MAX, sizeof(Lookup),
+                                    "Too many callers are being identified at once, try again.", error, (void **) &l);
+                if (r < 0)
+                        return r;
                 l->auth = a;
                 l->tail = &l->calls;
                 l->name = strdup(sender);
@@ -262,12 +276,11 @@ int bus_auth_with_caller(BusAuth *a, sd_bus_message *call, BusCallerHandler hand
                 LIST_PREPEND(a->lookups, l);
                 a->n_lookups++;
         }
-        if (l->n_calls >= CALLS_PER_LOOKUP_MAX)
-                return sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                        "Too many calls waiting for this caller to be identified, try again.");
-        w = calloc(1, sizeof(WaitingCall));
-        if (!w)
-                return -ENOMEM;
+        r = queue_entry_new(l->n_calls >= CALLS_PER_LOOKUP_MAX, sizeof(WaitingCall),
+                            "Too many calls waiting for this caller to be identified, try again.", error,
+                            (void **) &w);
+        if (r < 0)
+                return r;
         w->call = sd_bus_message_ref(call);
         w->handler = handler;
         w->userdata = userdata;
@@ -357,7 +370,7 @@ int bus_auth_polkit(BusAuth *a, sd_bus_message *call, const BusCaller *caller, c
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *req = NULL;
         const char *sender = sd_bus_message_get_sender(call);
         int interactive = sd_bus_message_get_allow_interactive_authorization(call) > 0;
-        PolkitCheck *q;
+        PolkitCheck *q = NULL;
         int r;
 
         if (caller->uid == 0) {
@@ -372,17 +385,13 @@ int bus_auth_polkit(BusAuth *a, sd_bus_message *call, const BusCaller *caller, c
                         free_data(data);
                 return sd_bus_error_setf(error, LATNICE_ERROR_ACCESS_DENIED, "%s needs root.", action);
         }
-        if (checks_of(a, caller->uid) >= POLKIT_PER_UID_MAX || a->n_checks >= POLKIT_MAX) {
+        r = queue_entry_new(checks_of(a, caller->uid) >= POLKIT_PER_UID_MAX || a->n_checks >= POLKIT_MAX,
+                            sizeof(PolkitCheck), "Too many of your authorization checks are waiting, try again.",
+                            error, (void **) &q);
+        if (r < 0) {
                 if (free_data)
                         free_data(data);
-                return sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
-                                        "Too many of your authorization checks are waiting, try again.");
-        }
-        q = calloc(1, sizeof(PolkitCheck));
-        if (!q) {
-                if (free_data)
-                        free_data(data);
-                return -ENOMEM;
+                return r;
         }
         *q = (PolkitCheck) {
                 .call = sd_bus_message_ref(call),

@@ -124,11 +124,9 @@ static int bus_link_attach(Manager *m, sd_bus *bus) {
         r = sd_event_source_set_prepare(m->bus_io_source, bus_link_on_prepare);
         if (r < 0)
                 return r;
-        r = sd_event_add_time(m->event, &m->bus_time_source, CLOCK_MONOTONIC, 0, 0, bus_link_on_time, m);
-        if (r < 0)
-                return r;
-        (void) sd_event_source_set_description(m->bus_time_source, "system-bus-timeout");
-        return sd_event_source_set_enabled(m->bus_time_source, SD_EVENT_OFF);
+        /* Off until bus_link_on_prepare() sets sd-bus's deadline. */
+        return event_add_timer(m->event, &m->bus_time_source, CLOCK_MONOTONIC, 0, 0, bus_link_on_time, m,
+                               "system-bus-timeout", SD_EVENT_OFF);
 }
 
 int bus_link_connect(Manager *m) {

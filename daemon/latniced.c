@@ -64,22 +64,55 @@ static void help(void) {
                LATNICE_VENDOR_RULE_DIR, LATNICE_STATE_DIR);
 }
 
-static int parse_argv(int argc, char **argv) {
-        enum {
-                ARG_VERSION = 0x100,
-                ARG_DRY_RUN,
-                ARG_KEEP_ON_EXIT,
-                ARG_STATE_DIR,
-                ARG_SOURCE,
-                ARG_TRACEPOINT,
-                ARG_RINGBUF_SIZE,
-                ARG_SCAN_INTERVAL,
-                ARG_NO_BUS,
-                ARG_NO_REALTIME,
-                ARG_LOG_LEVEL,
-                ARG_TEST_STATS_FAIL,
-                ARG_SCX_LATNICE,
+enum {
+        ARG_VERSION = 0x100,
+        ARG_DRY_RUN,
+        ARG_KEEP_ON_EXIT,
+        ARG_STATE_DIR,
+        ARG_SOURCE,
+        ARG_TRACEPOINT,
+        ARG_RINGBUF_SIZE,
+        ARG_SCAN_INTERVAL,
+        ARG_NO_BUS,
+        ARG_NO_REALTIME,
+        ARG_LOG_LEVEL,
+        ARG_TEST_STATS_FAIL,
+        ARG_SCX_LATNICE,
+};
+
+/* The options that only switch a flag on or store a path: 1 if c is one, 0 if not, < 0 for a relative path. */
+static int flag_or_path_option(int c, char *arg) {
+        static const struct {
+                int option;
+                bool *flag;       /* set to true, or: */
+                const char *name; /* ... arg must be an absolute path, kept in *path */
+                char **path;
+        } table[] = {
+                { ARG_DRY_RUN, &arg_options.dry_run },
+                { ARG_KEEP_ON_EXIT, &arg_options.keep_on_exit },
+                { ARG_TRACEPOINT, &arg_options.force_tracepoint },
+                { ARG_TEST_STATS_FAIL, &arg_options.stats_fail },
+                { ARG_NO_BUS, &arg_options.no_bus },
+                { ARG_NO_REALTIME, &arg_options.no_realtime },
+                { ARG_STATE_DIR, .name = "--state-dir", .path = &arg_options.state_dir },
+                { ARG_SCX_LATNICE, .name = "--scx-latnice", .path = &arg_options.scx_latnice },
         };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                if (table[i].option != c)
+                        continue;
+                if (table[i].flag)
+                        *table[i].flag = true;
+                else if (arg[0] != '/')
+                        return log_error_errno(-EINVAL, "%s= needs an absolute path.", table[i].name);
+                else
+                        *table[i].path = arg;
+                return 1;
+        }
+        return 0;
+}
+
+static int parse_argv(int argc, char **argv) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -109,6 +142,11 @@ static int parse_argv(int argc, char **argv) {
                         return log_error_errno(r, "Invalid profile name '%s'.", optarg);
                 if (r > 0)
                         continue;
+                r = flag_or_path_option(c, optarg);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
                 switch (c) {
                 case 'h':
                         help();
@@ -116,28 +154,11 @@ static int parse_argv(int argc, char **argv) {
                 case ARG_VERSION:
                         printf("latniced %s\n", LATNICE_VERSION);
                         return 0;
-                case ARG_DRY_RUN:
-                        arg_options.dry_run = true;
-                        break;
-                case ARG_KEEP_ON_EXIT:
-                        arg_options.keep_on_exit = true;
-                        break;
-                case ARG_STATE_DIR:
-                        if (optarg[0] != '/')
-                                return log_error_errno(-EINVAL, "--state-dir= needs an absolute path.");
-                        arg_options.state_dir = optarg;
-                        break;
                 case ARG_SOURCE:
                         arg_options.source = source_kind_from_string(optarg);
                         if (arg_options.source == _SOURCE_INVALID)
                                 return log_error_errno(-EINVAL, "Unknown --source=%s: expected auto, bpf, netlink "
                                                        "or proc-scan.", optarg);
-                        break;
-                case ARG_TRACEPOINT:
-                        arg_options.force_tracepoint = true;
-                        break;
-                case ARG_TEST_STATS_FAIL:
-                        arg_options.stats_fail = true;
                         break;
                 case ARG_RINGBUF_SIZE:
                         if (safe_atou64(optarg, &v) < 0 || v < 4096 || v > (1ULL << 30) || (v & (v - 1)))
@@ -150,17 +171,6 @@ static int parse_argv(int argc, char **argv) {
                                 return log_error_errno(-EINVAL, "Invalid --scan-interval=%s: milliseconds, 10 or "
                                                        "more.", optarg);
                         arg_options.scan_interval_usec = v * 1000;
-                        break;
-                case ARG_NO_BUS:
-                        arg_options.no_bus = true;
-                        break;
-                case ARG_NO_REALTIME:
-                        arg_options.no_realtime = true;
-                        break;
-                case ARG_SCX_LATNICE:
-                        if (optarg[0] != '/')
-                                return log_error_errno(-EINVAL, "--scx-latnice= needs an absolute path.");
-                        arg_options.scx_latnice = optarg;
                         break;
                 case ARG_LOG_LEVEL:
                         l = log_level_from_string(optarg);

@@ -80,36 +80,48 @@ static int property_get_event_source(sd_bus *bus, const char *path, const char *
         return sd_bus_message_append(reply, "s", source_kind_to_string(m->source));
 }
 
-static int property_get_rule_files(sd_bus *bus, const char *path, const char *interface, const char *property,
-                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+/* An "as" of n strings: string_at() gives the i-th (formatted into buf if need be), or NULL to leave it out. */
+static int append_string_array(sd_bus_message *reply, const Manager *m, size_t n,
+                               const char *(*string_at)(const Manager *m, size_t i, char *buf, size_t size)) {
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "s");
-        for (size_t i = 0; r >= 0 && m->rules && i < m->rules->n_files; i++)
-                if (m->rules->files[i].state == CONF_FILE_ACTIVE)
-                        /* as rule errors and rule references name them (without a --root prefix) */
-                        r = bus_append_str(reply, m->rules->files[i].shown ?: m->rules->files[i].path);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                char buf[1024];
+                const char *s = string_at(m, i, buf, sizeof(buf));
+
+                if (s)
+                        r = bus_append_str(reply, s);
+        }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         return r;
 }
 
+static const char *rule_file_at(const Manager *m, size_t i, char *buf, size_t size) {
+        const ConfFile *f = &m->rules->files[i];
+
+        /* as rule errors and rule references name them (without a --root prefix) */
+        return f->state == CONF_FILE_ACTIVE ? f->shown ?: f->path : NULL;
+}
+
+static int property_get_rule_files(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+
+        return append_string_array(reply, m, m->rules ? m->rules->n_files : 0, rule_file_at);
+}
+
+static const char *rule_error_at(const Manager *m, size_t i, char *buf, size_t size) {
+        rule_error_format(&m->rules->errors[i], buf, size);
+        return buf;
+}
+
 static int property_get_rule_errors(sd_bus *bus, const char *path, const char *interface, const char *property,
                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "s");
-        for (size_t i = 0; r >= 0 && m->rules && i < m->rules->n_errors; i++) {
-                char s[1024];
-
-                rule_error_format(&m->rules->errors[i], s, sizeof(s));
-                r = bus_append_str(reply, s);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        return r;
+        return append_string_array(reply, m, m->rules ? m->rules->n_errors : 0, rule_error_at);
 }
 
 static int property_get_rules(sd_bus *bus, const char *path, const char *interface, const char *property,

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cgroup.h"
+#include "event-util.h"
 #include "exec-event.h"
 #include "exec-netlink.h"
 #include "log.h"
@@ -387,13 +388,10 @@ static void manager_arm_rename_sweep(Manager *m) {
                 (void) sd_event_source_set_enabled(m->rename_sweep, SD_EVENT_ONESHOT);
                 return;
         }
-        r = sd_event_add_time_relative(m->event, &m->rename_sweep, CLOCK_MONOTONIC, RENAME_SWEEP_USEC,
-                                       1000ULL, manager_on_rename_sweep, m);
-        if (r < 0) {
+        r = event_add_timer(m->event, &m->rename_sweep, CLOCK_MONOTONIC, RENAME_SWEEP_USEC, 1000ULL,
+                            manager_on_rename_sweep, m, "rename-sweep", SD_EVENT_ONESHOT);
+        if (r < 0)
                 log_warning_errno(r, "Failed to set up the sweep of renames, renames may be missed: %m");
-                return;
-        }
-        (void) sd_event_source_set_description(m->rename_sweep, "rename-sweep");
 }
 
 static int manager_on_bpf(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -730,14 +728,8 @@ static int manager_setup_netlink(Manager *m) {
 }
 
 static int manager_setup_scan(Manager *m) {
-        int r;
-
-        r = sd_event_add_time_relative(m->event, &m->scan_timer, CLOCK_MONOTONIC, m->options.scan_interval_usec,
-                                       10 * 1000, manager_on_scan_timer, m);
-        if (r < 0)
-                return r;
-        (void) sd_event_source_set_description(m->scan_timer, "proc-scan");
-        return sd_event_source_set_enabled(m->scan_timer, SD_EVENT_ON);
+        return event_add_timer(m->event, &m->scan_timer, CLOCK_MONOTONIC, m->options.scan_interval_usec, 10 * 1000,
+                               manager_on_scan_timer, m, "proc-scan", SD_EVENT_ON);
 }
 
 int manager_setup_source(Manager *m) {

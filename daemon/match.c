@@ -379,24 +379,33 @@ static int match_result_try(MatchResult *m, size_t *alloc, const Rule *rule, con
         return r;
 }
 
-int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchResult *ret) {
+/*
+ * The first of s's process rules that matches t, in file order; order, when
+ * given, lists the n indices to try (ascending), otherwise all n rules are.
+ */
+static int match_first(const RuleSet *s, const uint32_t *order, size_t n, const TaskInfo *t, bool want_shadowed,
+                       MatchResult *ret) {
         MatchResult m = {};
         size_t alloc = 0;
-        int k;
+        int r;
 
-        for (size_t i = 0; i < s->n_rules; i++) {
-                const Rule *q = &s->rules[i];
+        for (size_t i = 0; i < n; i++) {
+                const Rule *q = &s->rules[order ? order[i] : i];
 
                 if (q->kind != RULE_PROCESS)
                         continue;
-                k = match_result_try(&m, &alloc, q, t, want_shadowed);
-                if (k < 0)
-                        return k;
-                if (k > 0)
+                r = match_result_try(&m, &alloc, q, t, want_shadowed);
+                if (r < 0)
+                        return r;
+                if (r > 0)
                         break;
         }
         *ret = m;
         return m.rule ? 1 : 0;
+}
+
+int match_task(const RuleSet *s, const TaskInfo *t, bool want_shadowed, MatchResult *ret) {
+        return match_first(s, NULL, s->n_rules, t, want_shadowed, ret);
 }
 
 const Rule *match_task_unit_rule(const RuleSet *s, const TaskInfo *t) {
@@ -849,22 +858,11 @@ static int index_candidates(MatchIndex *ix, const TaskInfo *t) {
 }
 
 int match_index_task(MatchIndex *ix, const TaskInfo *t, bool want_shadowed, MatchResult *ret) {
-        MatchResult m = {};
-        size_t alloc = 0;
         int r;
 
         r = index_candidates(ix, t);
         if (r < 0)
                 return r;
-        for (size_t c = 0; c < ix->n_cand; c++) {
-                const Rule *rule = &ix->set->rules[ix->cand[c]];
-
-                r = match_result_try(&m, &alloc, rule, t, want_shadowed);
-                if (r < 0)
-                        return r;
-                if (r > 0)
-                        break;
-        }
-        *ret = m;
-        return m.rule ? 1 : 0;
+        /* The candidates are process rules only, sorted: the order of the file. */
+        return match_first(ix->set, ix->cand, ix->n_cand, t, want_shadowed, ret);
 }

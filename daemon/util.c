@@ -90,18 +90,31 @@ char *strv_join(char * const *l, const char *sep) {
         return ret;
 }
 
-int safe_atoi(const char *s, int *ret) {
+/* strtoll() or strtoull(), whichever ret_* is given: all of s is one number, overflow is -ERANGE. */
+static int parse_integer(const char *s, long long *ret_signed, unsigned long long *ret_unsigned) {
         char *end;
-        long v;
 
         if (isempty(s))
                 return -EINVAL;
         errno = 0;
-        v = strtol(s, &end, 10);
+        if (ret_signed)
+                *ret_signed = strtoll(s, &end, 10);
+        else
+                *ret_unsigned = strtoull(s, &end, 10);
         if (errno > 0)
                 return -errno;
         if (*end)
                 return -EINVAL;
+        return 0;
+}
+
+int safe_atoi(const char *s, int *ret) {
+        long long v;
+        int r;
+
+        r = parse_integer(s, &v, NULL);
+        if (r < 0)
+                return r;
         if (v < INT_MIN || v > INT_MAX)
                 return -ERANGE;
         *ret = (int) v;
@@ -110,16 +123,14 @@ int safe_atoi(const char *s, int *ret) {
 
 int safe_atou64(const char *s, uint64_t *ret) {
         unsigned long long v;
-        char *end;
+        int r;
 
-        if (isempty(s) || *s == '-' || *s == '+')
+        /* strtoull() takes a sign, and "-1" as ULLONG_MAX */
+        if (s && (*s == '-' || *s == '+'))
                 return -EINVAL;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno > 0)
-                return -errno;
-        if (*end)
-                return -EINVAL;
+        r = parse_integer(s, NULL, &v);
+        if (r < 0)
+                return r;
         *ret = (uint64_t) v;
         return 0;
 }
