@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Helpers for strings, numbers and small files (see util.h): no logging, no globals. */
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -90,11 +91,14 @@ char *strv_join(char * const *l, const char *sep) {
         return ret;
 }
 
-/* strtoll() or strtoull(), whichever ret_* is given: all of s is one number, overflow is -ERANGE. */
+/*
+ * strtoll() or strtoull(), whichever ret_* is given: all of s is one number, overflow is -ERANGE. No
+ * blank before it: strto*() would skip it, and strtoull() takes " -1" for 2^64 - 1.
+ */
 static int parse_integer(const char *s, long long *ret_signed, unsigned long long *ret_unsigned) {
         char *end;
 
-        if (isempty(s))
+        if (isempty(s) || isspace((unsigned char) *s))
                 return -EINVAL;
         errno = 0;
         if (ret_signed)

@@ -57,3 +57,25 @@ TEST(utf8_prefix) {
         ASSERT_EQ(utf8_prefix_len("a\xff" "b", 10), 1);
         ASSERT_EQ(utf8_prefix_len("", 10), 0);
 }
+
+/* All of the string is one number: no sign for the unsigned one, no blanks, no wrap-around. */
+TEST(safe_ato) {
+        uint64_t u;
+        int i;
+
+        ASSERT_EQ(safe_atou64("4096", &u), 0);
+        ASSERT_EQ(u, 4096);
+        ASSERT_EQ(safe_atou64("18446744073709551615", &u), 0);
+        ASSERT_EQ(safe_atou64("18446744073709551616", &u), -ERANGE);
+        for (size_t k = 0; k < 8; k++) {
+                static const char *const bad[] = { "", "-1", "+1", " -1", "\t-1", " 1", "1 ", "0x10" };
+
+                ASSERT_EQ(safe_atou64(bad[k], &u), -EINVAL);
+        }
+        ASSERT_EQ(safe_atoi("-20", &i), 0);
+        ASSERT_EQ(i, -20);
+        ASSERT_EQ(safe_atoi("2147483648", &i), -ERANGE);
+        ASSERT_EQ(safe_atoi(" 5", &i), -EINVAL);
+        ASSERT_EQ(safe_atoi("5\n", &i), -EINVAL);
+        ASSERT_EQ(safe_atoi("", &i), -EINVAL);
+}
