@@ -565,7 +565,7 @@ ProcWhat manager_proc_what(const Manager *m) {
 }
 
 /* Reads what the rules need from /proc and decides. */
-int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
+int manager_decide_pid_comm(Manager *m, pid_t pid, bool fresh_exec, char *ret_comm) {
         _cleanup_(proc_task_done) ProcTask p = {};
         TaskInfo t;
         int r;
@@ -573,6 +573,8 @@ int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
         r = proc_task_read(m->proc_fd, pid, manager_proc_what(m), &p);
         if (r < 0)
                 return r;
+        if (ret_comm)
+                memcpy(ret_comm, p.stat.comm, sizeof(p.stat.comm));
         if ((p.stat.flags & PROC_PF_KTHREAD) || p.stat.state == 'Z')
                 return 0;
         proc_task_to_info(&p, &t);

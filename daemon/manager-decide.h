@@ -47,8 +47,14 @@ const AppliedProcess *manager_value_origin(Manager *m, pid_t pid, uint64_t raw);
  * parent's start time as the exec event saw it (0: ask /proc).
  */
 int manager_decide(Manager *m, const TaskInfo *t, uint64_t start_time, uint64_t parent_start, bool fresh_exec);
-/* Reads what the rules need from /proc and decides. */
-int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec);
+/*
+ * Reads what the rules need from /proc and decides. ret_comm (16 bytes, or NULL): the name the
+ * decision was made on, from the same read (a process may rename itself at any moment).
+ */
+int manager_decide_pid_comm(Manager *m, pid_t pid, bool fresh_exec, char *ret_comm);
+static inline int manager_decide_pid(Manager *m, pid_t pid, bool fresh_exec) {
+        return manager_decide_pid_comm(m, pid, fresh_exec, NULL);
+}
 /* Decides the given processes (a unit's subtree) as bulk work; skip_applied: only those we have not set. */
 int manager_decide_pids(Manager *m, const pid_t *pids, size_t n, bool skip_applied);
 

@@ -544,7 +544,9 @@ static bool scan_job_step(Manager *m, ScanJob *j, size_t chunk) {
                 j->now[j->n_now++] = e;
                 if (!j->all && scan_prev_has(m, &e))
                         continue;
-                (void) manager_decide_pid(m, pid, false);
+                /* The name to remember is the one decided on: a rename between the two reads would
+                 * otherwise leave the value of a name the process no longer has, never decided again. */
+                (void) manager_decide_pid_comm(m, pid, false, j->now[j->n_now - 1].comm);
                 if (st.num_threads > 1)
                         manager_threads_walk(m, pid);
         }

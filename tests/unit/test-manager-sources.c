@@ -11,6 +11,7 @@
 #include <linux/capability.h>
 #include <stdalign.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -284,6 +285,57 @@ TEST(periodic_scan_decides_only_the_new) {
         ASSERT_EQ(applied_table_get(m->applied, pid)->latency_nice, 3);
         m->rules = rule_set_free(m->rules);
         m->rules = TAKE_PTR(old);
+}
+
+/*
+ * A process renamed while a walk reads it: the name the walk remembers must be the one it decided on,
+ * or the walks after it (same name: not decided again) keep a value the process's name does not get.
+ * The child swaps lnt-batchy (7) and lnt-plain (no rule) as fast as it can while the test walks, then
+ * stops on one of them; one more walk, and the record must follow that last name. A walk that reads
+ * the name twice (once to remember, once to decide) is caught between the two in about a quarter of
+ * the rounds: 40 rounds miss it with a chance of 0.75^40, about 1e-5.
+ */
+TEST(periodic_scan_remembers_the_name_it_decided) {
+        struct Storm {
+                volatile int stop, stopped;
+        } *storm = mmap(NULL, sizeof(struct Storm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+        ASSERT_TRUE(storm != MAP_FAILED);
+        for (int round = 0; round < 40; round++) {
+                const char *last = round % 2 ? "lnt-batchy" : "lnt-plain";
+                const AppliedProcess *e;
+                pid_t pid;
+
+                storm->stop = storm->stopped = 0;
+                pid = fork();
+                ASSERT_TRUE(pid >= 0);
+                if (pid == 0) {
+                        (void) prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed assertion does not leave it spinning */
+                        while (!storm->stop) {
+                                (void) prctl(PR_SET_NAME, "lnt-batchy");
+                                (void) prctl(PR_SET_NAME, "lnt-plain");
+                        }
+                        (void) prctl(PR_SET_NAME, last);
+                        storm->stopped = 1;
+                        for (;;)
+                                pause();
+                }
+                for (int k = 0; k < 20; k++)
+                        ASSERT_EQ(manager_scan_now(m, false), 0);
+                storm->stop = 1;
+                while (!storm->stopped)
+                        usleep(100);
+                ASSERT_EQ(manager_scan_now(m, false), 0);
+                e = applied_table_get(m->applied, pid);
+                if (round % 2)
+                        ASSERT_TRUE(e && e->latency_nice == 7);
+                else
+                        ASSERT_TRUE(!e || e->latency_nice == 0);
+                ASSERT_EQ(kill(pid, SIGKILL), 0);
+                ASSERT_EQ(waitpid(pid, NULL, 0), pid);
+                ASSERT_EQ(manager_scan_now(m, true), 0); /* forgets it */
+        }
+        ASSERT_EQ(munmap(storm, sizeof(struct Storm)), 0);
 }
 
 /* ---- choosing the source ------------------------------------------------------------------------------- */
