@@ -276,7 +276,7 @@ def boot(qemu, kernel, initrd, rootimg, payload, args, rundir):
     """Like vmtest.boot, with the disks and a systemd command line."""
     console = os.path.join(rundir, "console.log")
     append = ("root=/dev/vda rw rootfstype=ext4 console=ttyS0 panic=-1 loglevel=4 "
-              "systemd.show_status=error " + ("" if initrd else vmtest.KERNEL_CLOCK + " ") + args.append).strip()
+              "systemd.show_status=error " + ("" if initrd else vmtest.kernel_clock() + " ") + args.append).strip()
     cmd = [qemu, "-nographic", "-no-reboot", "-m", str(args.memory), "-smp", vmtest.smp(args.smp),
            "-kernel", kernel, "-append", append,
            "-drive", "file=%s,format=raw,if=virtio,snapshot=on" % rootimg,

@@ -70,11 +70,9 @@ def host_tsc_khz():
 
 
 def kernel_clock():
+    """The test kernels' clock options, for the command line of a boot (read when one boots, not at import)."""
     khz = host_tsc_khz()
     return "tsc=reliable" + (" tsc_early_khz=%d" % khz if khz else "")
-
-
-KERNEL_CLOCK = kernel_clock()
 
 
 def smp(n):
@@ -958,7 +956,7 @@ def boot(qemu, image, initrd, args, rundir):
     console = os.path.join(rundir, "console.log")
     cmd = [qemu, "-nographic", "-no-reboot", "-m", "512", "-smp", smp(args.smp),
            "-kernel", image, "-initrd", initrd,
-           "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init " + KERNEL_CLOCK]
+           "-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init " + kernel_clock()]
     lines, timed_out = run_vm(cmd, args, console)
     return lines, timed_out, console
 
