@@ -38,16 +38,15 @@ helper() { # N
         TIDS=("${TIDS[@]:1}")
 }
 say() { echo "$*" >&7; read -r -u 8 REPLY; }
-# The threads of the helper other than the given ones that do not have the default slice.
+# The threads of the helper other than the given ones that do not have the default slice: one awk
+# over every thread's sched file (a process of 10,000 threads; one awk per thread took 17 s), and a
+# file without an se.slice line counts as not the default.
 others_not_default() { # TID...
-        local t n=0
-        for t in $(ls "/proc/$HPID/task"); do
-                [[ " $* " == *" $t "* ]] && continue
-                [ "$(tslice "$HPID" "$t")" = "$BASE" ] || n=$((n + 1))
-        done
-        echo $n
+        awk -v skip=" $* " -v base="$BASE" '
+                FNR == 1 { n = split(FILENAME, p, "/"); tid = p[n - 1]; if (index(skip, " " tid " ") == 0) want[tid] = 1 }
+                $1 == "se.slice" && $3 == base { delete want[tid] }
+                END { c = 0; for (t in want) c++; print c }' "/proc/$HPID/task/"*/sched 2>/dev/null
 }
-
 rules <<'CONF'
 [Process data-loops]
 Comm=lnt-tnames
