@@ -99,6 +99,10 @@ static int stats_put(Manager *m, ManagerStats *s, const AppliedProcess *e) {
                 return -ESRCH;
         c = class_for(s, e->rule_name);
         r = stats_bpf_set_class(s->bpf, e->pid, pidfd, c);
+        if (r < 0)
+                /* Not a process that went away: the class's numbers would silently miss it. */
+                return log_warning_errno(r, "Failed to put %s[%d] in the statistics' class of [%s]: %m",
+                                         e->comm, (int) e->pid, e->rule_name ? e->rule_name : "");
         if (r > 0 && c != LATNICE_STATS_CLASS_OTHER)
                 s->processes[c]++; /* once per process: applied again, it is in its class already */
         return r;
@@ -227,7 +231,7 @@ int manager_stats_start(Manager *m, uint64_t duration_usec, char **ret_reason) {
         };
         struct stat self;
         AppliedProcess *e;
-        size_t i = 0;
+        size_t i = 0, classed = 0;
         int r;
 
         *ret_reason = NULL;
@@ -263,9 +267,10 @@ int manager_stats_start(Manager *m, uint64_t duration_usec, char **ret_reason) {
         s->deadline = s->started + duration_usec;
         /* XXX: a large applied table is classed in one go (a pidfd and a map update each, ~2 us). */
         while ((e = applied_table_next(m->applied, &i)))
-                (void) stats_put(m, s, e);
-        log_info("Collecting scheduler statistics for %.1f s (%s hooks, %zu processes classed).",
-                 (double) duration_usec / 1e6, stats_bpf_hook(s->bpf), applied_table_size(m->applied));
+                if (stats_put(m, s, e) >= 0)
+                        classed++;
+        log_info("Collecting scheduler statistics for %.1f s (%s hooks, %zu of %zu processes classed).",
+                 (double) duration_usec / 1e6, stats_bpf_hook(s->bpf), classed, applied_table_size(m->applied));
         return 0;
 }
 

@@ -240,7 +240,11 @@ cl = json.load(open(sys.argv[1]))["classes"]
 fast = [c for c in cl if c["rule"] == "fast-waker"]
 assert len(fast) == 1 and fast[0]["rule_removed"] and fast[0]["wakeups"] > 0, fast
 EOF
-[ "$failures" = "$before" ] || head -c 2000 "$WORK/removed" | sed 's/^/     /'
+if [ "$failures" != "$before" ]; then
+        head -c 2000 "$WORK/removed" | sed 's/^/     /'
+        in_ journalctl --no-pager -o cat -u "$UNIT.service" | grep -E 'statistics|fast-waker|lnst-fast|Reload' |
+                tail -n 30 | sed 's/^/     | /'
+fi
 rules_with_fast
 in_ "$CTL" reload >/dev/null
 check "  the rule is back after a reload" eventually 10 sh -c "$L exec $NAME $CTL list | grep -q 'fast-waker'"
