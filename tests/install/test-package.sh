@@ -81,7 +81,8 @@ no_btf() { # no_btf CMD...
 }
 mkdir -p "$WORK/debs"
 copy_tree "$WORK/src/latnice"
-# The same tree built again, at another path, with the BTF in sight (and without the unit suite):
+# The same tree built again, at another path, with the BTF in sight, nocheck (no unit suite, and
+# debian/rules leaves the tests unbuilt):
 # the same packages, byte for byte (dh's SOURCE_DATE_EPOCH is debian/changelog's date), checked
 # below. It runs beside the first build: each has serial steps (configure, dh's passes, dpkg-deb's
 # compression) that leave a core idle.
