@@ -30,6 +30,7 @@ typedef struct ManagerStats {
         char *names[LATNICE_STATS_MAX_CLASSES]; /* [0] unused: everything else */
         uint32_t processes[LATNICE_STATS_MAX_CLASSES];
         uint32_t n_classes;
+        uint64_t put_failures;    /* processes that could not be put in their class */
         uint64_t backend_changes; /* manager_backend_changes() when the collection began */
         bool scx_in_charge;       /* a BPF scheduler ran the tasks when it began */
         StatsResult *last;
@@ -100,9 +101,11 @@ static int stats_put(Manager *m, ManagerStats *s, const AppliedProcess *e) {
         c = class_for(s, e->rule_name);
         r = stats_bpf_set_class(s->bpf, e->pid, pidfd, c);
         if (r < 0)
-                /* Not a process that went away: the class's numbers would silently miss it. */
-                return log_warning_errno(r, "Failed to put %s[%d] in the statistics' class of [%s]: %m",
-                                         e->comm, (int) e->pid, e->rule_name ? e->rule_name : "");
+                /* Not a process that went away: the class's numbers would silently miss it. Said once per
+                 * collection (a table of 100,000 failing would be as many lines); the start counts them. */
+                return log_full_errno(s->put_failures++ == 0 ? LOG_WARNING : LOG_DEBUG, r,
+                                      "Failed to put %s[%d] in the statistics' class of [%s]: %m",
+                                      e->comm, (int) e->pid, e->rule_name ? e->rule_name : "");
         if (r > 0 && c != LATNICE_STATS_CLASS_OTHER)
                 s->processes[c]++; /* once per process: applied again, it is in its class already */
         return r;
@@ -199,6 +202,7 @@ static void stats_stop(ManagerStats *s) {
                 s->names[c] = mfree(s->names[c]);
         memset(s->processes, 0, sizeof(s->processes));
         s->n_classes = 0;
+        s->put_failures = 0;
         s->deadline = 0;
 }
 
