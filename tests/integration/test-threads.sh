@@ -42,8 +42,11 @@ say() { echo "$*" >&7; read -r -u 8 REPLY; }
 # over every thread's sched file (a process of 10,000 threads; one awk per thread took 17 s), and a
 # file without an se.slice line counts as not the default.
 others_not_default() { # TID...
+        # (every thread is wanted from its path, so a file that cannot be read counts too)
         awk -v skip=" $* " -v base="$BASE" '
-                FNR == 1 { n = split(FILENAME, p, "/"); tid = p[n - 1]; if (index(skip, " " tid " ") == 0) want[tid] = 1 }
+                function tid_of(f, p, n) { n = split(f, p, "/"); return p[n - 1] }
+                BEGIN { for (i = 1; i < ARGC; i++) { t = tid_of(ARGV[i]); if (index(skip, " " t " ") == 0) want[t] = 1 } }
+                FNR == 1 { tid = tid_of(FILENAME) }
                 $1 == "se.slice" && $3 == base { delete want[tid] }
                 END { c = 0; for (t in want) c++; print c }' "/proc/$HPID/task/"*/sched 2>/dev/null
 }
