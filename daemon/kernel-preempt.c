@@ -144,8 +144,9 @@ void kernel_config_parse_line(KernelConfig *c, const char *line, size_t n) {
 
 /* ---- debugfs and the command line ------------------------------------------ */
 
+/* isspace() in the C locale, as the kernel's */
 static bool is_blank(char c) {
-        return c == ' ' || c == '\t' || c == '\n';
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
 PreemptModel preempt_debugfs_parse(const char *buf, size_t n) {
@@ -210,9 +211,22 @@ PreemptModel preempt_cmdline_parse(const char *buf, size_t n) {
                 len = i - start;
                 if (len == 2 && memcmp(buf + start, "--", 2) == 0)
                         break;
+                /* next_arg() takes a quote off the start of the word or of its value, and one at its end */
+                if (buf[start] == '"') {
+                        start++;
+                        len--;
+                }
                 if (len <= k || memcmp(buf + start, key, k) != 0)
                         continue;
-                m = model_from_word(buf + start + k, len - k);
+                start += k;
+                len -= k;
+                if (len > 0 && buf[start] == '"') {
+                        start++;
+                        len--;
+                }
+                if (len > 0 && buf[start + len - 1] == '"')
+                        len--;
+                m = model_from_word(buf + start, len);
                 if (m != PREEMPT_MODEL_UNKNOWN && m != PREEMPT_MODEL_RT)
                         found = m;
         }

@@ -70,6 +70,12 @@ TEST(command_line) {
         ASSERT_EQ(cmdline("preempt=full preempt=bogus"), PREEMPT_MODEL_FULL); /* the kernel ignores a bad one */
         ASSERT_EQ(cmdline("preempt=full preempt= preempt=rt preempt"), PREEMPT_MODEL_FULL);
         ASSERT_EQ(cmdline("\tpreempt=none\t"), PREEMPT_MODEL_NONE);
+        ASSERT_EQ(cmdline("quiet\vpreempt=none\r\n"), PREEMPT_MODEL_NONE);
+        /* the kernel's next_arg() takes quotes off a value and off a whole word */
+        ASSERT_EQ(cmdline("preempt=\"full\""), PREEMPT_MODEL_FULL);
+        ASSERT_EQ(cmdline("\"preempt=lazy\" quiet"), PREEMPT_MODEL_LAZY);
+        ASSERT_EQ(cmdline("preempt=\"full"), PREEMPT_MODEL_FULL);
+        ASSERT_EQ(cmdline("preempt=\"full x\""), PREEMPT_MODEL_UNKNOWN);
         /* not a preempt= word: a prefix, a value in quotes, init's arguments, case */
         ASSERT_EQ(cmdline("xpreempt=full"), PREEMPT_MODEL_UNKNOWN);
         ASSERT_EQ(cmdline("preempt=fullx"), PREEMPT_MODEL_UNKNOWN);
