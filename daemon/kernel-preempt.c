@@ -413,8 +413,9 @@ int preempt_sentence(const char *model, bool dynamic, uint32_t hz, const char *b
         case PREEMPT_MODEL_LAZY:
                 if (scx)
                         return snprintf(buf, size,
-                                        "lazy preemption (%s): it delays only the fair class's wakeup preemption, by up "
-                                        "to %s; the BPF scheduler's preemptions (sched_ext) take effect at once.",
+                                        "lazy preemption (%s): it delays only the fair class's wakeup preemption, "
+                                        "by up to %s; the BPF scheduler's preemptions (sched_ext) take effect at "
+                                        "once.",
                                         hzs, tick);
                 return snprintf(buf, size,
                                 "lazy preemption (%s): a fair-class wakeup may wait up to %s behind a busy task, "

@@ -88,7 +88,8 @@ class M(dbus.service.Object):
         mode = open(MODE).read().strip() if os.path.exists(MODE) else "full"
         d = {"Version": S("0.9"), "Backend": S("eevdf-slice"), "BackendReason": S("custom slices: the reason"),
              "DefaultSliceNSec": T(1400000), "PreemptModel": S("lazy"), "PreemptModelSource": S("config"),
-             "PreemptDynamic": dbus.Boolean(True), "KernelHZ": U(250), "EventSource": S("bpf"), "EventSourceReason": S("CO-RE BPF"),
+             "PreemptDynamic": dbus.Boolean(True), "KernelHZ": U(250),
+             "EventSource": S("bpf"), "EventSourceReason": S("CO-RE BPF"),
              "Profile": S("desktop"), "ProfilePath": S("/usr/share/latnice/profiles/desktop.conf"),
              "RuleFiles": dbus.Array([S("/etc/latnice.d/a.conf"), S("/etc/b.conf")], signature="s"),
              "RuleErrors": dbus.Array([S("/etc/b.conf:3: bad"), S("/etc/b.conf:4: worse")], signature="s"),
