@@ -424,19 +424,21 @@ int preempt_sentence(const char *model, bool dynamic, uint32_t hz, const char *b
         case PREEMPT_MODEL_NONE:
         case PREEMPT_MODEL_VOLUNTARY:
                 return snprintf(buf, size,
-                                "%s preemption (%s): a wakeup preempts a task in user space at once, but one in the "
-                                "kernel only at its next %sscheduling point or return to user space%s.",
+                                "%s preemption (%s): a wakeup preemption takes effect at once on a task in user "
+                                "space, but on one in the kernel only at its next %sscheduling point or return to "
+                                "user space%s.",
                                 m == PREEMPT_MODEL_NONE ? "no forced" : "voluntary", hzs,
                                 m == PREEMPT_MODEL_NONE ? "" : "voluntary ",
                                 dynamic ? "; preempt=full on the kernel command line avoids that wait" : "");
         case PREEMPT_MODEL_FULL:
                 return snprintf(buf, size,
-                                "full preemption (%s): a wakeup preempts at once, in user space and in the kernel.",
+                                "full preemption (%s): a wakeup preemption takes effect at once, in user space and "
+                                "in the kernel.",
                                 hzs);
         case PREEMPT_MODEL_RT:
                 return snprintf(buf, size,
-                                "real-time kernel (PREEMPT_RT, %s): a wakeup preempts at once, in user space and in "
-                                "almost all of the kernel.", hzs);
+                                "real-time kernel (PREEMPT_RT, %s): a wakeup preemption takes effect at once, in "
+                                "user space and in almost all of the kernel.", hzs);
         default:
                 return snprintf(buf, size,
                                 "preemption model unknown (%s): under lazy preemption a fair-class wakeup may wait up "

@@ -264,7 +264,7 @@ if [ -n "$cfg" ]; then
                 check "PreemptModelSource is config (got: $src)" [ "$src" = 's "config"' ]
         fi
         check "latnicectl status (nobody) says what preemption $model at HZ $want_hz means for a wakeup" \
-                grep -qE "^  Preemption: .*preemption \(HZ $want_hz\): a (fair-class )?wakeup " <<< "$st"
+                grep -qE "^  Preemption: .*(preemption|PREEMPT_RT,) \(?HZ $want_hz\): a (fair-class )?wakeup " <<< "$st"
         check "latnicectl --json status carries the model and HZ" $PY -c "
 import json, sys; d = json.loads(sys.argv[1]); assert d['preempt_model'] == sys.argv[2] and d['kernel_hz'] == int(sys.argv[3]), d
 assert d['preempt_note'].startswith(d['preempt_model'] if d['preempt_model'] in ('lazy', 'full', 'voluntary') else ''), d" \

@@ -386,14 +386,16 @@ TEST(sentences) {
                      "the BPF scheduler's preemptions (sched_ext) take effect at once.");
         /* this machine: none, dynamic, HZ 250 */
         ASSERT_STREQ(sentence("none", true, 250, "eevdf-slice"),
-                     "no forced preemption (HZ 250): a wakeup preempts a task in user space at once, but one in the "
-                     "kernel only at its next scheduling point or return to user space; preempt=full on the kernel "
-                     "command line avoids that wait.");
+                     "no forced preemption (HZ 250): a wakeup preemption takes effect at once on a task in user "
+                     "space, but on one in the kernel only at its next scheduling point or return to user space; "
+                     "preempt=full on the kernel command line avoids that wait.");
         ASSERT_TRUE(strstr(sentence("voluntary", false, 1000, "latency-nice"),
-                           "voluntary preemption (HZ 1000): a wakeup preempts a task in user space at once, but one "
-                           "in the kernel only at its next voluntary scheduling point or return to user space."));
+                           "voluntary preemption (HZ 1000): a wakeup preemption takes effect at once on a task in "
+                           "user space, but on one in the kernel only at its next voluntary scheduling point or "
+                           "return to user space."));
         ASSERT_STREQ(sentence("full", true, 250, "latency-nice"),
-                     "full preemption (HZ 250): a wakeup preempts at once, in user space and in the kernel.");
+                     "full preemption (HZ 250): a wakeup preemption takes effect at once, in user space and in the "
+                     "kernel.");
         ASSERT_TRUE(strstr(sentence("rt", false, 1000, "eevdf-slice"), "PREEMPT_RT, HZ 1000"));
         ASSERT_STREQ(sentence("", false, 0, NULL),
                      "preemption model unknown (HZ unknown): under lazy preemption a fair-class wakeup may wait up "
