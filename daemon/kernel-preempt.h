@@ -45,7 +45,7 @@ PreemptModel preempt_model_from_string(const char *s);
 /* What a kernel configuration says, line by line. */
 typedef struct KernelConfig {
         bool seen;            /* at least one line about preemption or HZ was read */
-        PreemptModel choice;  /* the "Preemption Model" choice: NONE..LAZY, RT on kernels before 6.13 */
+        PreemptModel choice;  /* the "Preemption Model" choice, NONE..LAZY (none on RT kernels before 6.13) */
         bool rt;              /* CONFIG_PREEMPT_RT=y */
         bool dynamic;         /* CONFIG_PREEMPT_DYNAMIC=y: the command line and debugfs may change the model */
         uint32_t hz;          /* CONFIG_HZ, 0 unknown */
