@@ -11,6 +11,7 @@
 #include "ctl-stats.h"
 #include "ctl-table.h"
 #include "ctl.h"
+#include "kernel-preempt.h"
 #include "latnice/dbus.h"
 #include "sched-ext.h"
 
@@ -18,6 +19,9 @@ typedef struct Status {
         char *version, *backend, *backend_reason, *event_source, *event_source_reason, *profile, *profile_path;
         char *prefilter;
         char *foreground; /* [Foreground]: "off" or the boosts in place */
+        char *preempt_model, *preempt_source; /* NULL: a latniced without them */
+        int preempt_dynamic;
+        uint32_t kernel_hz;
         uint64_t prefilter_memory;
         char **rule_files, **rule_errors;
         uint32_t rules, applied_processes;
@@ -45,6 +49,10 @@ static const CtlProperty status_properties[] = {
         { "Version", "s", NULL, offsetof(Status, version) },
         { "Backend", "s", NULL, offsetof(Status, backend) },
         { "BackendReason", "s", NULL, offsetof(Status, backend_reason) },
+        { "PreemptModel", "s", NULL, offsetof(Status, preempt_model) },
+        { "PreemptModelSource", "s", NULL, offsetof(Status, preempt_source) },
+        { "PreemptDynamic", "b", NULL, offsetof(Status, preempt_dynamic) },
+        { "KernelHZ", "u", NULL, offsetof(Status, kernel_hz) },
         { "EventSource", "s", NULL, offsetof(Status, event_source) },
         { "EventSourceReason", "s", NULL, offsetof(Status, event_source_reason) },
         { "Profile", "s", NULL, offsetof(Status, profile) },
@@ -131,6 +139,12 @@ static const TableColumn status_columns[] = {
         { "Note", NULL, TABLE_STRING, 12 },
         { NULL, "backend_note", TABLE_STRING },
         { NULL, "default_slice_ns", TABLE_UINT },
+        { "Preemption", NULL, TABLE_STRING, 12 },
+        { NULL, "preempt_model", TABLE_STRING },
+        { NULL, "preempt_model_source", TABLE_STRING },
+        { NULL, "preempt_dynamic", TABLE_BOOL },
+        { NULL, "kernel_hz", TABLE_UINT },
+        { NULL, "preempt_note", TABLE_STRING },
         { "Event source", NULL, TABLE_STRING, 12 },
         { NULL, "event_source", TABLE_STRING },
         { NULL, "event_source_reason", TABLE_STRING },
@@ -172,7 +186,7 @@ int verb_status(Ctl *ctl) {
         _cleanup_(status_done) Status s = {};
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(freep) char *files = NULL, *errors = NULL, *stats = NULL;
-        char slice[32] = "", note[512];
+        char slice[32] = "", note[512], preempt[512] = "";
         int r;
 
         r = daemon_call(ctl, &get_all, LATNICE_BUS_INTERFACE, &reply, &t);
@@ -184,6 +198,10 @@ int verb_status(Ctl *ctl) {
                 return CTL_EXIT_FAILURE;
         }
         (void) sched_ext_note(s.backend, note, sizeof(note));
+        /* What the kernel's preemption model means for a wakeup on this backend: latniced gives the values. */
+        if (s.preempt_model)
+                (void) preempt_sentence(s.preempt_model, s.preempt_dynamic, s.kernel_hz, s.backend, preempt,
+                                        sizeof(preempt));
         if (s.default_slice > 0) {
                 strcpy(slice, ", default slice ");
                 format_ms(s.default_slice, slice + strlen(slice), sizeof(slice) - strlen(slice));
@@ -206,6 +224,12 @@ int verb_status(Ctl *ctl) {
         table_add_string(t, *note ? note : NULL);
         table_add_string(t, note);
         table_add_uint(t, s.default_slice);
+        table_add_string(t, *preempt ? preempt : NULL);
+        table_add_string(t, s.preempt_model);
+        table_add_string(t, s.preempt_source);
+        table_add_bool(t, s.preempt_dynamic);
+        table_add_uint(t, s.kernel_hz);
+        table_add_string(t, preempt);
         table_add_stringf(t, "%s: %s", s.event_source ?: "?", s.event_source_reason ?: "");
         table_add_string(t, s.event_source);
         table_add_string(t, s.event_source_reason);

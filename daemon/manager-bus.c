@@ -72,6 +72,30 @@ static int property_get_backend_reason(sd_bus *bus, const char *path, const char
         return bus_append_str(reply, manager_backend_reason(m));
 }
 
+static int property_get_preempt_model(sd_bus *bus, const char *path, const char *interface,
+                                      const char *property, sd_bus_message *reply, void *userdata,
+                                      sd_bus_error *error) {
+        Manager *m = userdata;
+
+        return sd_bus_message_append(reply, "s", preempt_model_to_string(m->preempt.model) ?: "");
+}
+
+static int property_get_preempt_source(sd_bus *bus, const char *path, const char *interface,
+                                       const char *property, sd_bus_message *reply, void *userdata,
+                                       sd_bus_error *error) {
+        Manager *m = userdata;
+
+        return sd_bus_message_append(reply, "s", preempt_source_to_string(m->preempt.source) ?: "");
+}
+
+static int property_get_preempt_dynamic(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
+        Manager *m = userdata;
+
+        return sd_bus_message_append(reply, "b", (int) m->preempt.dynamic);
+}
+
 static int property_get_event_source(sd_bus *bus, const char *path, const char *interface,
                                      const char *property, sd_bus_message *reply, void *userdata,
                                      sd_bus_error *error) {
@@ -198,6 +222,11 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("BackendReason", "s", property_get_backend_reason, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("DefaultSliceNSec", "t", NULL, offsetof(Manager, probe.base_slice_ns),
                         SD_BUS_VTABLE_PROPERTY_CONST),
+        /* What a wakeup may wait for on this kernel, read at start: values, latnicectl status says it in words. */
+        SD_BUS_PROPERTY("PreemptModel", "s", property_get_preempt_model, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("PreemptModelSource", "s", property_get_preempt_source, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("PreemptDynamic", "b", property_get_preempt_dynamic, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("KernelHZ", "u", NULL, offsetof(Manager, preempt.hz), SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("EventSource", "s", property_get_event_source, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("EventSourceReason", "s", property_get_string, offsetof(Manager, source_reason),
                         SD_BUS_VTABLE_PROPERTY_CONST),

@@ -253,6 +253,23 @@ static int manager_exe_fallback(pid_t pid, uint64_t start_time, char *path, size
         return 0;
 }
 
+/* What a wakeup may wait for on this kernel: the model and HZ, said once in the log, on the bus for status. */
+static void manager_read_preempt(Manager *m) {
+        char config[320], hz[24] = "unknown";
+        KernelPreemptPaths paths;
+
+        kernel_preempt_default_paths(&paths, config, sizeof(config));
+        kernel_preempt_read(&paths, &m->preempt);
+        if (m->preempt.hz > 0)
+                snprintf(hz, sizeof(hz), "%" PRIu32, m->preempt.hz);
+        if (m->preempt.model == PREEMPT_MODEL_UNKNOWN)
+                log_info("Preemption model unknown (%s unreadable, no preempt= on %s, no configuration in %s or %s), "
+                         "HZ %s.", paths.debugfs, paths.cmdline, paths.config_gz, paths.config ?: "/boot", hz);
+        else
+                log_info("Preemption model %s (from %s%s), HZ %s.", preempt_model_to_string(m->preempt.model),
+                         preempt_source_to_string(m->preempt.source), m->preempt.dynamic ? ", dynamic" : "", hz);
+}
+
 int manager_start(Manager *m) {
         int r;
 
@@ -263,6 +280,7 @@ int manager_start(Manager *m) {
         if (m->probe.backend == BACKEND_NONE)
                 log_warning("This kernel has neither latency nice nor custom slices: latniced will report what "
                             "it would apply, and apply nothing.");
+        manager_read_preempt(m);
         r = manager_scx_start(m);
         if (r < 0)
                 return r;

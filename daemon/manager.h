@@ -21,6 +21,7 @@
 #include "applied.h"
 #include "exec-bpf.h"
 #include "filter.h"
+#include "kernel-preempt.h"
 #include "match.h"
 #include "rules.h"
 #include "sched.h"
@@ -146,6 +147,7 @@ struct Manager {
         struct ManagerThreads *threads_state; /* walks over the threads of processes (manager-threads.c) */
 
         SchedProbe probe;
+        KernelPreempt preempt; /* the kernel's preemption model and HZ, read at start */
         AppliedTable *applied;
         struct StateFile *state; /* the applied table on disk (state.c), NULL with --dry-run */
         int proc_fd;

@@ -157,7 +157,8 @@ check "counters say EmitsChangedSignal=false" \
 check "Profile emits changes (no EmitsChangedSignal=false)" \
         $PY -c 'import sys,re; x=sys.stdin.read(); m=re.search(r"<property name=\"Profile\".*?</property>|<property name=\"Profile\"[^>]*/>", x, re.S); sys.exit(0 if m and "value=\"false\"" not in m.group(0) else 1)' <<< "$intro"
 
-for p in Version Backend BackendReason EventSource Profile RuleFiles RuleErrors TasksApplied EventsSeen EventsLost; do
+for p in Version Backend BackendReason PreemptModel KernelHZ EventSource Profile RuleFiles RuleErrors TasksApplied EventsSeen \
+        EventsLost; do
         check "nobody reads $p" as_nobody busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager "$p"
 done
 check "nobody introspects" as_nobody busctl introspect org.latnice1 /org/latnice1
@@ -244,6 +245,32 @@ js=$(in_ "$CTL" --json status)
 check "latnicectl --json status parses and matches busctl" $PY -c "
 import json, sys; d = json.loads(sys.argv[1]); assert d['backend'] == sys.argv[2], d; assert d['profile'] == 'quiet'" \
         "$js" "$(sed 's/^s "\(.*\)"$/\1/' <<< "$backend")"
+# The preemption model and HZ, from this kernel's own files read here (outside latniced's code):
+# the build's configuration, and on this project's machines (debugfs locked down, no preempt=) its choice.
+cfg=$( (zcat /proc/config.gz || cat "/boot/config-$(uname -r)") 2>/dev/null)
+if [ -n "$cfg" ]; then
+        want_hz=$(sed -n 's/^CONFIG_HZ=\([0-9]*\)$/\1/p' <<< "$cfg")
+        hz=$(in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager KernelHZ)
+        check "KernelHZ is the configuration's CONFIG_HZ $want_hz (got: $hz)" [ "$hz" = "u $want_hz" ]
+        model=$(in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager PreemptModel)
+        model=$(sed 's/^s "\(.*\)"$/\1/' <<< "$model")
+        check "PreemptModel is a model (got: $model)" grep -qxE 'none|voluntary|full|lazy|rt' <<< "$model"
+        if ! head -c 1 /sys/kernel/debug/sched/preempt >/dev/null 2>&1 && ! grep -qw 'preempt=[a-z]*' /proc/cmdline; then
+                want=$(sed -n 's/^CONFIG_PREEMPT\(_NONE\|_VOLUNTARY\|_LAZY\|\)=y$/\1/p' <<< "$cfg" | tr 'A-Z_' 'a-z ')
+                want=$(echo ${want:-full})
+                grep -q '^CONFIG_PREEMPT_RT=y$' <<< "$cfg" && [ "$want" = full ] && want=rt
+                check "PreemptModel is the configuration's $want (no debugfs, no preempt=)" [ "$model" = "$want" ]
+                src=$(in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager PreemptModelSource)
+                check "PreemptModelSource is config (got: $src)" [ "$src" = 's "config"' ]
+        fi
+        check "latnicectl status (nobody) says what preemption $model at HZ $want_hz means for a wakeup" \
+                grep -qE "^  Preemption: .*(preemption|PREEMPT_RT,) \(?HZ $want_hz\): a (fair-class )?wakeup " <<< "$st"
+        check "latnicectl --json status carries the model and HZ" $PY -c "
+import json, sys; d = json.loads(sys.argv[1]); assert d['preempt_model'] == sys.argv[2] and d['kernel_hz'] == int(sys.argv[3]), d
+assert d['preempt_note'].startswith(d['preempt_model'] if d['preempt_model'] in ('lazy', 'full', 'voluntary') else ''), d" \
+                "$js" "$model" "$want_hz"
+        echo "     this kernel: PreemptModel $model, KernelHZ $want_hz; status says: $(grep 'Preemption:' <<< "$st")"
+fi
 li=$(in_ "$CTL" list)
 check "latnicectl list shows the sleeper with 5" grep -qE "^ *$SLEEPER +sleep +5 +\[Process sleepers\]" <<< "$li"
 check "latnicectl --json list has the sleeper" $PY -c "

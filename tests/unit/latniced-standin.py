@@ -87,7 +87,9 @@ class M(dbus.service.Object):
     def GetAll(self, iface):
         mode = open(MODE).read().strip() if os.path.exists(MODE) else "full"
         d = {"Version": S("0.9"), "Backend": S("eevdf-slice"), "BackendReason": S("custom slices: the reason"),
-             "DefaultSliceNSec": T(1400000), "EventSource": S("bpf"), "EventSourceReason": S("CO-RE BPF"),
+             "DefaultSliceNSec": T(1400000), "PreemptModel": S("lazy"), "PreemptModelSource": S("config"),
+             "PreemptDynamic": dbus.Boolean(True), "KernelHZ": U(250),
+             "EventSource": S("bpf"), "EventSourceReason": S("CO-RE BPF"),
              "Profile": S("desktop"), "ProfilePath": S("/usr/share/latnice/profiles/desktop.conf"),
              "RuleFiles": dbus.Array([S("/etc/latnice.d/a.conf"), S("/etc/b.conf")], signature="s"),
              "RuleErrors": dbus.Array([S("/etc/b.conf:3: bad"), S("/etc/b.conf:4: worse")], signature="s"),
@@ -98,7 +100,9 @@ class M(dbus.service.Object):
              "LastStats": dbus.Struct((T(1700000000000000), T(5000000), S("tp_btf"), S("the note"), T(0), classes()),
                                       signature="ttssta(suuttttat)")}
         if mode == "min":
-            for k in ("Prefilter", "Foreground", "LastStats", "RuleErrors", "RuleFiles", "ProfilePath", "Profile"):
+            # a latniced from before the preemption model, too
+            for k in ("Prefilter", "Foreground", "LastStats", "RuleErrors", "RuleFiles", "ProfilePath", "Profile",
+                      "PreemptModel", "PreemptModelSource", "PreemptDynamic", "KernelHZ"):
                 del d[k]
             d["DefaultSliceNSec"] = T(0); d["CmdlineTruncated"] = T(0); d["Backend"] = S("none")
         if mode == "scx":

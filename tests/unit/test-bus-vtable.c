@@ -162,6 +162,23 @@ static void test_introspection(sd_bus *c) {
                 ann = strstr(p, "EmitsChangedSignal");
                 ASSERT_TRUE(!ann || (next && ann > next));
         }
+        /* the preemption model is read once, at start: const, with its type */
+        for (const char *const *name = (const char *const[]) { "PreemptModel\" type=\"s",
+                                                                 "PreemptModelSource\" type=\"s",
+                                                                 "PreemptDynamic\" type=\"b",
+                                                                 "KernelHZ\" type=\"u", NULL };
+             *name; name++) {
+                char needle[96];
+                const char *next;
+
+                snprintf(needle, sizeof(needle), "<property name=\"%s\"", *name);
+                p = strstr(xml, needle);
+                ASSERT_TRUE(p);
+                next = strstr(p, "</property>");
+                ASSERT_TRUE(next);
+                p = strstr(p, "EmitsChangedSignal\" value=\"const\"");
+                ASSERT_TRUE(p && p < next);
+        }
         sd_bus_error_free(&error);
 }
 
@@ -196,6 +213,20 @@ static void test_properties(sd_bus *c) {
         expect_u64_property(c, "EventsSeen", 42);
         expect_string_property(c, "Prefilter", "on: 2 command names (1 prefixes)");
         expect_u64_property(c, "PrefilterMemory", 4096);
+        /* the preemption model as values (main() set a Debian 7.3's), the sentence is latnicectl's */
+        expect_string_property(c, "PreemptModel", "lazy");
+        expect_string_property(c, "PreemptModelSource", "config");
+        {
+                uint32_t hz = 0;
+                int dynamic = -1;
+
+                ASSERT_TRUE(sd_bus_get_property_trivial(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE,
+                                                        "KernelHZ", &error, 'u', &hz) >= 0);
+                ASSERT_EQ(hz, 250);
+                ASSERT_TRUE(sd_bus_get_property_trivial(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE,
+                                                        "PreemptDynamic", &error, 'b', &dynamic) >= 0);
+                ASSERT_EQ(dynamic, 1);
+        }
         ASSERT_TRUE(sd_bus_get_property_strv(c, NULL, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "RuleErrors", &error,
                                              &l) >= 0);
         ASSERT_EQ(strv_length(l), 1);
@@ -508,6 +539,8 @@ int main(void) {
         m->events_seen = 42;
         m->prefilter = strdup("on: 2 command names (1 prefixes)");
         m->prefilter_memory = 4096;
+        m->preempt = (KernelPreempt) { .model = PREEMPT_MODEL_LAZY, .source = PREEMPT_SOURCE_CONFIG,
+                                       .dynamic = true, .hz = 250 };
         m->options.profile_dir = test_path(dir, "profiles");
         m->options.root = (char *) dir;
         /* match on our own name, whatever runs us (valgrind renames the process) */
