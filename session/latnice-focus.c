@@ -80,6 +80,7 @@ struct Focus {
         xcb_window_t root;
         xcb_atom_t atom_active, atom_pid;
         bool have_xres;       /* the server says which pid a client has (X-Resource 1.2) */
+        bool x11_unasked_said; /* an Xwayland window boosted nothing: no X server to ask (said once) */
         sd_event_source *xcb_source;
 
         FocusConn *source;    /* the compositor's: Sway, Hyprland or niri */
@@ -179,6 +180,57 @@ static void focus_set(Focus *f, pid_t pid, const char *source) {
 /* What the compositor sources (focus-sway.c, ...) call. */
 static void focus_sink_on_set(void *userdata, pid_t pid, const char *source) {
         focus_set(userdata, pid, source);
+}
+
+static uint32_t x11_client_pid(Focus *f, xcb_window_t w);
+static bool x11_has_xres(xcb_connection_t *c);
+
+/* A connection to the X server of $DISPLAY (under a Wayland compositor: its Xwayland) that asks
+ * X-Resource only, made when first needed (Xwayland may start on demand) and again once it broke.
+ * True if the server can say whose a window is. */
+static bool x11_query_ready(Focus *f) {
+        const char *display = getenv("DISPLAY");
+
+        if (f->xcb && !xcb_connection_has_error(f->xcb))
+                return f->have_xres;
+        if (f->xcb)
+                xcb_disconnect(f->xcb); /* Xwayland went away: a new one may be there */
+        f->xcb = NULL;
+        f->have_xres = false;
+        if (!display || !*display)
+                return false;
+        f->xcb = xcb_connect(NULL, NULL);
+        if (xcb_connection_has_error(f->xcb)) {
+                xcb_disconnect(f->xcb);
+                f->xcb = NULL;
+                return false;
+        }
+        f->have_xres = x11_has_xres(f->xcb);
+        return f->have_xres;
+}
+
+/* An Xwayland window that a compositor named by its X window id (Sway, the KWin script): whose it is,
+ * the X server says, as for the X11 source. The pid the compositor gives for it may be the window's
+ * _NET_WM_PID, which the client chooses; where the server cannot be asked, nothing is boosted. */
+static void focus_set_x11(Focus *f, uint32_t window, const char *source) {
+        uint32_t pid = 0;
+
+        if (x11_query_ready(f)) {
+                pid = x11_client_pid(f, window);
+                if (f->debug && pid == 0)
+                        fprintf(stderr, "<7>%s: the X server cannot say whose window 0x%" PRIx32 " is, nothing "
+                                "boosted.\n", source, window);
+        } else if (!f->x11_unasked_said) {
+                fprintf(stderr, "%s: the focused window is an Xwayland one and no X server (DISPLAY=%s) with "
+                        "X-Resource can say whose it is: nothing is boosted for it (its _NET_WM_PID is the "
+                        "client's own word).\n", source, getenv("DISPLAY") ?: "");
+                f->x11_unasked_said = true;
+        }
+        focus_set(f, pid <= (uint32_t) INT32_MAX ? (pid_t) pid : 0, source);
+}
+
+static void focus_sink_on_set_x11(void *userdata, uint32_t window, const char *source) {
+        focus_set_x11(userdata, window, source);
 }
 
 static int focus_on_latniced_owner(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -411,14 +463,26 @@ static int bus_setup(Focus *f) {
         return r;
 }
 
-/* The pid a Focus (u) or FocusText (s) call names; 0 for none, or for text that is no pid. */
-static int focus_call_pid(sd_bus_message *m, pid_t *ret_pid) {
-        const char *text;
+/* A decimal number of at most max, from the whole of text; 0 for anything else. */
+static unsigned long focus_parse_decimal(const char *text, unsigned long max) {
         unsigned long v;
-        uint32_t pid;
         char *end;
+
+        if (!(text[0] >= '0' && text[0] <= '9'))
+                return 0;
+        errno = 0;
+        v = strtoul(text, &end, 10);
+        return errno != 0 || *end != '\0' || v > max ? 0 : v;
+}
+
+/* What a Focus (u) or FocusText (s) call names: a pid (0 for none, or for text that is no pid), or
+ * with FocusText "x11:WINDOW" an Xwayland window by its X id (*ret_x11, the pid then 0). */
+static int focus_call_pid(sd_bus_message *m, pid_t *ret_pid, uint32_t *ret_x11) {
+        const char *text;
+        uint32_t pid;
         int r;
 
+        *ret_x11 = 0;
         if (sd_bus_message_has_signature(m, "u")) {
                 r = sd_bus_message_read(m, "u", &pid);
                 if (r < 0)
@@ -430,23 +494,29 @@ static int focus_call_pid(sd_bus_message *m, pid_t *ret_pid) {
         r = sd_bus_message_read(m, "s", &text);
         if (r < 0)
                 return r;
-        errno = 0;
-        v = strtoul(text, &end, 10);
-        if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v > INT32_MAX)
-                v = 0; /* not a pid: nothing has focus that we can name */
-        *ret_pid = (pid_t) v;
+        if (strncmp(text, "x11:", 4) == 0) {
+                *ret_pid = 0;
+                *ret_x11 = (uint32_t) focus_parse_decimal(text + 4, UINT32_MAX);
+                return 0;
+        }
+        /* Not a pid: nothing has focus that we can name. */
+        *ret_pid = (pid_t) focus_parse_decimal(text, INT32_MAX);
         return 0;
 }
 
 /* A call from a compositor we trust: the focus it names, then the answer (after the change is made). */
 static int focus_call_apply(Focus *f, sd_bus_message *m) {
+        uint32_t x11;
         pid_t pid;
         int r;
 
-        r = focus_call_pid(m, &pid);
+        r = focus_call_pid(m, &pid, &x11);
         if (r < 0)
                 return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_INVALID_ARGS, "Not a pid: %s", strerror(-r));
-        focus_set(f, pid, "session-bus");
+        if (x11 != 0)
+                focus_set_x11(f, x11, "session-bus");
+        else
+                focus_set(f, pid, "session-bus");
         return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -804,7 +874,8 @@ int main(int argc, char *argv[]) {
         sway = getenv("SWAYSOCK");
         hyprland = getenv("HYPRLAND_INSTANCE_SIGNATURE");
         niri = getenv("NIRI_SOCKET");
-        sink = (FocusSink) { .event = f.event, .set = focus_sink_on_set, .userdata = &f };
+        sink = (FocusSink) { .event = f.event, .set = focus_sink_on_set, .set_x11 = focus_sink_on_set_x11,
+                             .userdata = &f };
         if (sway && *sway) {
                 r = focus_conn_new(&sway_source, &sink, sway, &f.source);
                 if (r < 0) {
