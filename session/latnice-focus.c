@@ -78,7 +78,7 @@ struct Focus {
 
         xcb_connection_t *xcb;
         xcb_window_t root;
-        xcb_atom_t atom_active, atom_pid;
+        xcb_atom_t atom_active, atom_pid, atom_client_list;
         bool have_xres;       /* the server says which pid a client has (X-Resource 1.2) */
         bool x11_unasked_said; /* an Xwayland window boosted nothing: no X server to ask (said once) */
         sd_event_source *xcb_source;
@@ -184,6 +184,8 @@ static void focus_sink_on_set(void *userdata, pid_t pid, const char *source) {
 
 static uint32_t x11_client_pid(Focus *f, xcb_window_t w);
 static bool x11_has_xres(xcb_connection_t *c);
+static xcb_atom_t x11_atom(xcb_connection_t *c, const char *name);
+static uint32_t x11_get_u32(Focus *f, xcb_window_t w, xcb_atom_t prop, xcb_atom_t type);
 
 /* A connection to the X server of $DISPLAY (under a Wayland compositor: its Xwayland) that asks
  * X-Resource only, made when first needed (Xwayland may start on demand) and again once it broke.
@@ -206,7 +208,46 @@ static bool x11_query_ready(Focus *f) {
                 return false;
         }
         f->have_xres = x11_has_xres(f->xcb);
+        f->root = xcb_setup_roots_iterator(xcb_get_setup(f->xcb)).data->root;
+        f->atom_pid = x11_atom(f->xcb, "_NET_WM_PID");
+        f->atom_client_list = x11_atom(f->xcb, "_NET_CLIENT_LIST");
         return f->have_xres;
+}
+
+#define X11_CLIENTS_MAX 4096 /* windows of _NET_CLIENT_LIST looked at; more are not */
+
+/*
+ * Does a window of the X server say it is pid's (_NET_WM_PID), where the server says it is another
+ * client's? KWin 6 gives its scripts neither an X11 window's id nor whether a window is an X11 one,
+ * and its pid for one is the window's _NET_WM_PID: a pid named on the session bus may be such a word.
+ * The window manager's client list on the root window (_NET_CLIENT_LIST) has every managed X window;
+ * a pid one of them claims against the server's word boosts nothing. False where the server cannot
+ * be asked (the caller says so).
+ */
+static bool x11_pid_contradicted(Focus *f, pid_t pid, xcb_window_t *ret_window) {
+        xcb_get_property_reply_t *list;
+        const xcb_window_t *w;
+        bool found = false;
+        int n;
+
+        if (f->atom_client_list == XCB_ATOM_NONE || f->atom_pid == XCB_ATOM_NONE)
+                return false;
+        list = xcb_get_property_reply(f->xcb, xcb_get_property(f->xcb, 0, f->root, f->atom_client_list,
+                                                               XCB_ATOM_WINDOW, 0, X11_CLIENTS_MAX), NULL);
+        if (!list)
+                return false;
+        if (list->type == XCB_ATOM_WINDOW && list->format == 32) {
+                w = xcb_get_property_value(list);
+                n = xcb_get_property_value_length(list) / 4;
+                for (int i = 0; i < n && !found; i++)
+                        if (x11_get_u32(f, w[i], f->atom_pid, XCB_ATOM_CARDINAL) == (uint32_t) pid &&
+                            x11_client_pid(f, w[i]) != (uint32_t) pid) {
+                                *ret_window = w[i];
+                                found = true;
+                        }
+        }
+        free(list);
+        return found;
 }
 
 /* An Xwayland window that a compositor named by its X window id (Sway, the KWin script): whose it is,
@@ -419,6 +460,7 @@ static int x11_setup(Focus *f) {
         f->root = it.data->root;
         f->atom_active = x11_atom(f->xcb, "_NET_ACTIVE_WINDOW");
         f->atom_pid = x11_atom(f->xcb, "_NET_WM_PID");
+        f->atom_client_list = x11_atom(f->xcb, "_NET_CLIENT_LIST");
         if (f->atom_active == XCB_ATOM_NONE || f->atom_pid == XCB_ATOM_NONE)
                 return -EIO;
         f->have_xres = x11_has_xres(f->xcb);
@@ -515,7 +557,12 @@ static int focus_call_apply(Focus *f, sd_bus_message *m) {
                 return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_INVALID_ARGS, "Not a pid: %s", strerror(-r));
         if (x11 != 0)
                 focus_set_x11(f, x11, "session-bus");
-        else
+        else if (pid > 0 && x11_query_ready(f) && x11_pid_contradicted(f, pid, &(xcb_window_t) { 0 })) {
+                if (f->debug)
+                        fprintf(stderr, "<7>session-bus: pid %d is what an X window says it is (_NET_WM_PID) and "
+                                "the X server says it is not: nothing boosted.\n", (int) pid);
+                focus_set(f, 0, "session-bus");
+        } else
                 focus_set(f, pid, "session-bus");
         return sd_bus_reply_method_return(m, NULL);
 }
