@@ -221,8 +221,8 @@ static bool x11_query_ready(Focus *f) {
  * client's? KWin 6 gives its scripts neither an X11 window's id nor whether a window is an X11 one,
  * and its pid for one is the window's _NET_WM_PID: a pid named on the session bus may be such a word.
  * The window manager's client list on the root window (_NET_CLIENT_LIST) has every managed X window;
- * a pid one of them claims against the server's word boosts nothing. False where the server cannot
- * be asked (the caller says so).
+ * a pid one of them claims against the server's word boosts nothing. False where the server has no
+ * client list; without an X server to ask it cannot be checked at all (latnice-focus(1) says so).
  */
 static bool x11_pid_contradicted(Focus *f, pid_t pid, xcb_window_t *ret_window) {
         xcb_get_property_reply_t *list;
@@ -548,6 +548,7 @@ static int focus_call_pid(sd_bus_message *m, pid_t *ret_pid, uint32_t *ret_x11) 
 
 /* A call from a compositor we trust: the focus it names, then the answer (after the change is made). */
 static int focus_call_apply(Focus *f, sd_bus_message *m) {
+        xcb_window_t liar;
         uint32_t x11;
         pid_t pid;
         int r;
@@ -557,10 +558,11 @@ static int focus_call_apply(Focus *f, sd_bus_message *m) {
                 return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_INVALID_ARGS, "Not a pid: %s", strerror(-r));
         if (x11 != 0)
                 focus_set_x11(f, x11, "session-bus");
-        else if (pid > 0 && x11_query_ready(f) && x11_pid_contradicted(f, pid, &(xcb_window_t) { 0 })) {
+        else if (pid > 0 && x11_query_ready(f) && x11_pid_contradicted(f, pid, &liar)) {
                 if (f->debug)
-                        fprintf(stderr, "<7>session-bus: pid %d is what an X window says it is (_NET_WM_PID) and "
-                                "the X server says it is not: nothing boosted.\n", (int) pid);
+                        fprintf(stderr, "<7>session-bus: pid %d is what X window 0x%" PRIx32 " says it is "
+                                "(_NET_WM_PID) and the X server says it is not: nothing boosted.\n", (int) pid,
+                                (uint32_t) liar);
                 focus_set(f, 0, "session-bus");
         } else
                 focus_set(f, pid, "session-bus");

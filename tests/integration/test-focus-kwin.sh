@@ -85,16 +85,19 @@ if [[ $FOCUS_CLIENT ]]; then
                 # neither the id nor whether a window is an X11 one, and its pid is the lie: latnice-focus
                 # finds the window that claims it (_NET_CLIENT_LIST) and boosts nothing (0, or the focus
                 # stays: either way not T).
-                KWIN_MAJOR=$(as_user "$WORK/kwin_wayland" --version 2>/dev/null | sed -n 's/^kwin\(_wayland\)\{0,1\} \([0-9]*\).*/\2/p')
+                KWIN_MAJOR=$(as_user "$WORK/kwin_wayland" --version 2>/dev/null |
+                        sed -n 's/^kwin\(_wayland\)\{0,1\} \([0-9]*\).*/\2/p')
                 echo "# kwin_wayland --version: $(as_user "$WORK/kwin_wayland" --version 2>/dev/null | head -1)"
                 if [[ ${KWIN_MAJOR:-5} -lt 6 ]]; then
-                        expect_focus $X session-bus "an Xwayland client whose _NET_WM_PID names $T: its own pid, from the X server ($X)"
+                        expect_focus $X session-bus \
+                                "an Xwayland client whose _NET_WM_PID names $T: its own pid, from the X server ($X)"
                 fi
                 # A Wayland client after it: once its focus is printed, the X client's is behind us.
                 "${AS_USER[@]}" WAYLAND_DISPLAY=wl-kwin weston-simple-shm > "$WORK/client-d.log" 2>&1 &
                 D=$!; PIDS+=($D)
                 expect_focus $D session-bus "  then a Wayland client's ($D)"
-                if grep -q "^focus $T " "$WORK/focus.out"; then fail "  KWin ${KWIN_MAJOR:-5}: the lie ($T) was taken at its word"
+                if grep -q "^focus $T " "$WORK/focus.out"
+                then fail "  KWin ${KWIN_MAJOR:-5}: the lie ($T) was taken at its word"
                 else pass "  KWin ${KWIN_MAJOR:-5}: the lie ($T) is not taken"; fi
         fi
 fi

@@ -89,7 +89,8 @@ ask PEER "focus $T1"
 [[ $(last) == "focus $T2 session-bus" ]] && pass "  the focus stays $T2" || fail "  the focus moved: $(last)"
 
 # A peer of another pid namespace: "1" is itself there, the host's init here.
-if [[ $EUID == 0 ]]; then NS=(unshare --pid --fork --kill-child --mount-proc); else NS=(unshare --user --map-root-user --pid --fork --kill-child --mount-proc); fi
+NS=(unshare --pid --fork --kill-child --mount-proc)
+[[ $EUID == 0 ]] || NS=(unshare --user --map-root-user --pid --fork --kill-child --mount-proc)
 coproc NSPEER { exec "${NS[@]}" "$CALLER"; }
 PIDS+=($NSPEER_PID)
 ask NSPEER pid
