@@ -136,6 +136,12 @@ int hypr_reply_parse(const char *json, size_t len, uint64_t *ret_address, pid_t 
 
                 if (n < 3 || s[0] != '0' || s[1] != 'x' || hypr_parse_address(s + 2, n - 2, &address) < 0)
                         r = -EINVAL;
+                else if (json_object_object_get_ex(root, "xwayland", &v) &&
+                         !(json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v)))
+                        /* An Xwayland window (or a reply that does not say it is none): its pid may be
+                         * its _NET_WM_PID, the client's word, and the reply names no X window for the X
+                         * server to say whose it is. XXX: nothing is boosted for it. */
+                        pid = 0;
                 else if (json_object_object_get_ex(root, "pid", &v) && json_object_is_type(v, json_type_int))
                         pid = json_object_get_int64(v);
         }

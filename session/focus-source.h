@@ -16,11 +16,21 @@
 typedef struct FocusSink {
         sd_event *event;
         void (*set)(void *userdata, pid_t pid, const char *source);
+        /* An Xwayland window, named by its X window id: the compositor's pid for it may be its
+         * _NET_WM_PID, the client's own word, so the X server is asked whose it is. NULL: nobody. */
+        void (*set_x11)(void *userdata, uint32_t window, const char *source);
         void *userdata;
 } FocusSink;
 
 static inline void focus_sink_set(const FocusSink *sink, pid_t pid, const char *source) {
         sink->set(sink->userdata, pid, source);
+}
+
+static inline void focus_sink_set_x11(const FocusSink *sink, uint32_t window, const char *source) {
+        if (sink->set_x11 && window != 0)
+                sink->set_x11(sink->userdata, window, source);
+        else
+                sink->set(sink->userdata, 0, source);
 }
 
 /*
@@ -105,10 +115,12 @@ FocusConn *focus_conn_free(FocusConn *c);
 extern const FocusSourceType sway_source; /* focus_conn_new() it for $SWAYSOCK */
 
 /* Pure: the pid a Sway "window" event names, 0 if it names none, -EINVAL for anything else
- * than a focus change. Exposed for tests on recorded events. */
-int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid);
-/* The same for a GET_TREE reply: the focused node's pid, 0 for none. */
-int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid);
+ * than a focus change. For an Xwayland view ("shell": "xwayland") the pid is 0 and *ret_x11 its X
+ * window ("window"; 0 if it names none): its pid may be the client's word. Otherwise *ret_x11 is 0.
+ * Exposed for tests on recorded events. */
+int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid, uint32_t *ret_x11);
+/* The same for a GET_TREE reply: the focused node's, 0 for none. */
+int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid, uint32_t *ret_x11);
 
 /* One whole JSON value on a line, at most max bytes and depth deep; NULL and *ret_error otherwise. */
 struct json_object;
@@ -160,7 +172,8 @@ enum {
 /* Pure: one line of .socket2.sock, the kind above and the address it names; -EINVAL for a line
  * that is no event, or whose address is not one. */
 int hypr_event_parse(const char *line, size_t len, uint64_t *ret_address);
-/* Pure: a j/activewindow reply: its "address" (0 for {}, nothing focused) and "pid" (0 if none). */
+/* Pure: a j/activewindow reply: its "address" (0 for {}, nothing focused) and "pid" (0 if none, and
+ * for an Xwayland window: its pid may be the client's word, and the reply names no X window). */
 int hypr_reply_parse(const char *json, size_t len, uint64_t *ret_address, pid_t *ret_pid);
 /* signature: $HYPRLAND_INSTANCE_SIGNATURE; runtime_dir: $XDG_RUNTIME_DIR or NULL. Freed by focus_conn_free(). */
 int hypr_ipc_new(const FocusSink *sink, const char *signature, const char *runtime_dir, FocusConn **ret);

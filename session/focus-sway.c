@@ -3,7 +3,9 @@
  * The Sway (i3-compatible) IPC source: one connection to $SWAYSOCK, subscribed to "window"
  * events; each "focus" change names container.pid. Everything read is the compositor's word
  * and treated as hostile: a message header states its length, anything above SWAY_MSG_MAX
- * drops the connection, and the JSON goes through json-c with a depth limit. A socket of
+ * drops the connection, and the JSON goes through json-c with a depth limit. An Xwayland view is
+ * named by its X window ("window"), for latnice-focus to ask the X server whose it is: the pid Sway
+ * gives for it is the client's _NET_WM_PID where wlroots does not ask X-Resource itself. A socket of
  * another uid is refused (focus_socket_connect). When the connection fails or closes, the
  * focus Sway named is over, and the connection is made again after a backoff (0.1 s doubling
  * to 10 s): latnice-focus never gives up on its source.
@@ -60,8 +62,31 @@ static json_object *sway_parse(const char *json, size_t len, int *ret_error) {
         return root;
 }
 
-int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
-        json_object *root, *change, *container, *pid;
+/* What a view (container) names: its pid, or for an Xwayland view its X window (Sway's pid for it may
+ * be the client's _NET_WM_PID, where wlroots does not ask X-Resource: only the X server's word counts). */
+static void sway_view_focus(json_object *node, pid_t *ret_pid, uint32_t *ret_x11) {
+        json_object *v;
+        int64_t n = 0;
+
+        *ret_pid = 0;
+        *ret_x11 = 0;
+        if (!json_object_is_type(node, json_type_object))
+                return; /* no container: nothing we can name */
+        if (json_object_object_get_ex(node, "shell", &v) && json_object_is_type(v, json_type_string) &&
+            strcmp(json_object_get_string(v), "xwayland") == 0) {
+                if (json_object_object_get_ex(node, "window", &v) && json_object_is_type(v, json_type_int))
+                        n = json_object_get_int64(v);
+                *ret_x11 = n > 0 && n <= UINT32_MAX ? (uint32_t) n : 0;
+                return;
+        }
+        /* No pid (a view without a client pid): nothing we can name. */
+        if (json_object_object_get_ex(node, "pid", &v) && json_object_is_type(v, json_type_int))
+                n = json_object_get_int64(v);
+        *ret_pid = n > 0 && n <= INT32_MAX ? (pid_t) n : 0;
+}
+
+int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid, uint32_t *ret_x11) {
+        json_object *root, *change, *container = NULL;
         int r;
 
         root = sway_parse(json, len, &r);
@@ -69,14 +94,8 @@ int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
                 return r;
         if (json_object_object_get_ex(root, "change", &change) && json_object_is_type(change, json_type_string) &&
             strcmp(json_object_get_string(change), "focus") == 0) {
-                int64_t v = 0;
-
-                /* No container or no pid (a view without a client pid): nothing we can name. */
-                if (json_object_object_get_ex(root, "container", &container) &&
-                    json_object_is_type(container, json_type_object) &&
-                    json_object_object_get_ex(container, "pid", &pid) && json_object_is_type(pid, json_type_int))
-                        v = json_object_get_int64(pid);
-                *ret_pid = v > 0 && v <= INT32_MAX ? (pid_t) v : 0;
+                (void) json_object_object_get_ex(root, "container", &container);
+                sway_view_focus(container, ret_pid, ret_x11);
                 r = 0;
         }
         json_object_put(root);
@@ -85,32 +104,28 @@ int sway_event_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
 
 static int sway_connect(void *userdata);
 
-/* The focused view's pid in a GET_TREE node, walked to a bounded depth. */
-static bool sway_tree_focused(json_object *node, unsigned depth, pid_t *ret_pid) {
+/* The focused view in a GET_TREE node, walked to a bounded depth. */
+static bool sway_tree_focused(json_object *node, unsigned depth, pid_t *ret_pid, uint32_t *ret_x11) {
         static const char *const kids[] = { "nodes", "floating_nodes" };
         json_object *v;
 
         if (depth > SWAY_JSON_DEPTH || !json_object_is_type(node, json_type_object))
                 return false;
         if (json_object_object_get_ex(node, "focused", &v) && json_object_get_boolean(v)) {
-                int64_t pid = 0;
-
-                if (json_object_object_get_ex(node, "pid", &v) && json_object_is_type(v, json_type_int))
-                        pid = json_object_get_int64(v);
-                *ret_pid = pid > 0 && pid <= INT32_MAX ? (pid_t) pid : 0;
+                sway_view_focus(node, ret_pid, ret_x11);
                 return true;
         }
         for (size_t k = 0; k < 2; k++) {
                 if (!json_object_object_get_ex(node, kids[k], &v) || !json_object_is_type(v, json_type_array))
                         continue;
                 for (size_t i = 0; i < json_object_array_length(v); i++)
-                        if (sway_tree_focused(json_object_array_get_idx(v, i), depth + 1, ret_pid))
+                        if (sway_tree_focused(json_object_array_get_idx(v, i), depth + 1, ret_pid, ret_x11))
                                 return true;
         }
         return false;
 }
 
-int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
+int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid, uint32_t *ret_x11) {
         json_object *root;
         int r;
 
@@ -118,7 +133,8 @@ int sway_tree_focus_pid(const char *json, size_t len, pid_t *ret_pid) {
         if (!root)
                 return r;
         *ret_pid = 0; /* nothing focused (an empty workspace) */
-        (void) sway_tree_focused(root, 0, ret_pid);
+        *ret_x11 = 0;
+        (void) sway_tree_focused(root, 0, ret_pid, ret_x11);
         json_object_put(root);
         return 0;
 }
@@ -132,17 +148,22 @@ static void sway_close(FocusConn *c) {
 }
 
 static void sway_on_message(SwayIpc *s) {
+        uint32_t x11;
         pid_t pid;
+        int r;
 
-        if (s->type == SWAY_GET_TREE) {
+        if (s->type == SWAY_GET_TREE)
                 /* What has focus at connect: the window focused before we (re)connected. */
-                if (sway_tree_focus_pid(s->body, s->len, &pid) == 0)
-                        focus_sink_set(&s->conn.sink, pid, "sway");
-                return;
-        }
-        if (s->type != SWAY_EVENT_WINDOW)
+                r = sway_tree_focus_pid(s->body, s->len, &pid, &x11);
+        else if (s->type == SWAY_EVENT_WINDOW)
+                r = sway_event_focus_pid(s->body, s->len, &pid, &x11);
+        else
                 return; /* the subscribe reply, or an event we did not ask for */
-        if (sway_event_focus_pid(s->body, s->len, &pid) == 0)
+        if (r < 0)
+                return;
+        if (x11 != 0 || pid == 0)
+                focus_sink_set_x11(&s->conn.sink, x11, "sway"); /* an Xwayland view (or nobody) */
+        else
                 focus_sink_set(&s->conn.sink, pid, "sway");
 }
 

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
@@ -40,6 +41,23 @@
 #include "focus-source.h"
 
 typedef struct Focus Focus;
+
+/*
+ * A name that a compositor which calls org.latnice1.Focus owns on the session bus, and what we know
+ * of its owner: its unique name, and whether that connection is of our pid namespace (a pid it names
+ * means the process we would boost). A call from the owner that comes before that answer waits for it
+ * (one a name: a later one replaces it).
+ */
+typedef struct FocusOwner {
+        Focus *focus;
+        const char *name;     /* org.kde.KWin, org.gnome.Shell */
+        char *owner;          /* its unique name now; NULL: none */
+        bool checked, trusted;
+        sd_bus_slot *query;   /* GetConnectionUnixProcessID of owner, in flight */
+        sd_bus_message *held; /* a call from owner that came before the answer */
+} FocusOwner;
+#define FOCUS_OWNERS 2
+static const char *const focus_owner_names[FOCUS_OWNERS] = { "org.kde.KWin", "org.gnome.Shell" };
 
 struct Focus {
         sd_event *event;
@@ -60,11 +78,16 @@ struct Focus {
 
         xcb_connection_t *xcb;
         xcb_window_t root;
-        xcb_atom_t atom_active, atom_pid;
+        xcb_atom_t atom_active, atom_pid, atom_client_list;
         bool have_xres;       /* the server says which pid a client has (X-Resource 1.2) */
+        bool x11_unasked_said; /* an Xwayland window boosted nothing: no X server to ask (said once) */
         sd_event_source *xcb_source;
 
         FocusConn *source;    /* the compositor's: Sway, Hyprland or niri */
+
+        /* Who may call org.latnice1.Focus: the connections that own these names. */
+        FocusOwner owners[FOCUS_OWNERS];
+        struct stat pid_ns;   /* our pid namespace (/proc/self/ns/pid) */
 };
 
 static int focus_send(Focus *f);
@@ -157,6 +180,98 @@ static void focus_set(Focus *f, pid_t pid, const char *source) {
 /* What the compositor sources (focus-sway.c, ...) call. */
 static void focus_sink_on_set(void *userdata, pid_t pid, const char *source) {
         focus_set(userdata, pid, source);
+}
+
+static uint32_t x11_client_pid(Focus *f, xcb_window_t w);
+static bool x11_has_xres(xcb_connection_t *c);
+static xcb_atom_t x11_atom(xcb_connection_t *c, const char *name);
+static uint32_t x11_get_u32(Focus *f, xcb_window_t w, xcb_atom_t prop, xcb_atom_t type);
+
+/* A connection to the X server of $DISPLAY (under a Wayland compositor: its Xwayland) that asks
+ * X-Resource only, made when first needed (Xwayland may start on demand) and again once it broke.
+ * True if the server can say whose a window is. */
+static bool x11_query_ready(Focus *f) {
+        const char *display = getenv("DISPLAY");
+
+        if (f->xcb && !xcb_connection_has_error(f->xcb))
+                return f->have_xres;
+        if (f->xcb)
+                xcb_disconnect(f->xcb); /* Xwayland went away: a new one may be there */
+        f->xcb = NULL;
+        f->have_xres = false;
+        if (!display || !*display)
+                return false;
+        f->xcb = xcb_connect(NULL, NULL);
+        if (xcb_connection_has_error(f->xcb)) {
+                xcb_disconnect(f->xcb);
+                f->xcb = NULL;
+                return false;
+        }
+        f->have_xres = x11_has_xres(f->xcb);
+        f->root = xcb_setup_roots_iterator(xcb_get_setup(f->xcb)).data->root;
+        f->atom_pid = x11_atom(f->xcb, "_NET_WM_PID");
+        f->atom_client_list = x11_atom(f->xcb, "_NET_CLIENT_LIST");
+        return f->have_xres;
+}
+
+#define X11_CLIENTS_MAX 4096 /* windows of _NET_CLIENT_LIST looked at; more are not */
+
+/*
+ * Does a window of the X server say it is pid's (_NET_WM_PID), where the server says it is another
+ * client's? KWin 6 gives its scripts neither an X11 window's id nor whether a window is an X11 one,
+ * and its pid for one is the window's _NET_WM_PID: a pid named on the session bus may be such a word.
+ * The window manager's client list on the root window (_NET_CLIENT_LIST) has every managed X window;
+ * a pid one of them claims against the server's word boosts nothing. False where the server has no
+ * client list; without an X server to ask it cannot be checked at all (latnice-focus(1) says so).
+ */
+static bool x11_pid_contradicted(Focus *f, pid_t pid, xcb_window_t *ret_window) {
+        xcb_get_property_reply_t *list;
+        const xcb_window_t *w;
+        bool found = false;
+        int n;
+
+        if (f->atom_client_list == XCB_ATOM_NONE || f->atom_pid == XCB_ATOM_NONE)
+                return false;
+        list = xcb_get_property_reply(f->xcb, xcb_get_property(f->xcb, 0, f->root, f->atom_client_list,
+                                                               XCB_ATOM_WINDOW, 0, X11_CLIENTS_MAX), NULL);
+        if (!list)
+                return false;
+        if (list->type == XCB_ATOM_WINDOW && list->format == 32) {
+                w = xcb_get_property_value(list);
+                n = xcb_get_property_value_length(list) / 4;
+                for (int i = 0; i < n && !found; i++)
+                        if (x11_get_u32(f, w[i], f->atom_pid, XCB_ATOM_CARDINAL) == (uint32_t) pid &&
+                            x11_client_pid(f, w[i]) != (uint32_t) pid) {
+                                *ret_window = w[i];
+                                found = true;
+                        }
+        }
+        free(list);
+        return found;
+}
+
+/* An Xwayland window that a compositor named by its X window id (Sway, the KWin script): whose it is,
+ * the X server says, as for the X11 source. The pid the compositor gives for it may be the window's
+ * _NET_WM_PID, which the client chooses; where the server cannot be asked, nothing is boosted. */
+static void focus_set_x11(Focus *f, uint32_t window, const char *source) {
+        uint32_t pid = 0;
+
+        if (x11_query_ready(f)) {
+                pid = x11_client_pid(f, window);
+                if (f->debug && pid == 0)
+                        fprintf(stderr, "<7>%s: the X server cannot say whose window 0x%" PRIx32 " is, nothing "
+                                "boosted.\n", source, window);
+        } else if (!f->x11_unasked_said) {
+                fprintf(stderr, "%s: the focused window is an Xwayland one and no X server (DISPLAY=%s) with "
+                        "X-Resource can say whose it is: nothing is boosted for it (its _NET_WM_PID is the "
+                        "client's own word).\n", source, getenv("DISPLAY") ?: "");
+                f->x11_unasked_said = true;
+        }
+        focus_set(f, pid <= (uint32_t) INT32_MAX ? (pid_t) pid : 0, source);
+}
+
+static void focus_sink_on_set_x11(void *userdata, uint32_t window, const char *source) {
+        focus_set_x11(userdata, window, source);
 }
 
 static int focus_on_latniced_owner(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -345,6 +460,7 @@ static int x11_setup(Focus *f) {
         f->root = it.data->root;
         f->atom_active = x11_atom(f->xcb, "_NET_ACTIVE_WINDOW");
         f->atom_pid = x11_atom(f->xcb, "_NET_WM_PID");
+        f->atom_client_list = x11_atom(f->xcb, "_NET_CLIENT_LIST");
         if (f->atom_active == XCB_ATOM_NONE || f->atom_pid == XCB_ATOM_NONE)
                 return -EIO;
         f->have_xres = x11_has_xres(f->xcb);
@@ -389,44 +505,258 @@ static int bus_setup(Focus *f) {
         return r;
 }
 
-/* org.latnice1.Focus on the session bus: what the KWin script and the GNOME Shell extension call.
- * Only our own user may call (sd-bus checks the sender's uid: no SD_BUS_VTABLE_UNPRIVILEGED). */
-static int method_focus(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        Focus *f = userdata;
-        const char *source = "session-bus";
+/* A decimal number of at most max, from the whole of text; 0 for anything else. */
+static unsigned long focus_parse_decimal(const char *text, unsigned long max) {
+        unsigned long v;
+        char *end;
+
+        if (!(text[0] >= '0' && text[0] <= '9'))
+                return 0;
+        errno = 0;
+        v = strtoul(text, &end, 10);
+        return errno != 0 || *end != '\0' || v > max ? 0 : v;
+}
+
+/* What a Focus (u) or FocusText (s) call names: a pid (0 for none, or for text that is no pid), or
+ * with FocusText "x11:WINDOW" an Xwayland window by its X id (*ret_x11, the pid then 0). */
+static int focus_call_pid(sd_bus_message *m, pid_t *ret_pid, uint32_t *ret_x11) {
+        const char *text;
         uint32_t pid;
         int r;
 
-        r = sd_bus_message_read(m, "u", &pid);
-        if (r < 0)
-                return r;
-        focus_set(f, pid <= (uint32_t) INT32_MAX ? (pid_t) pid : 0, source);
-        return sd_bus_reply_method_return(m, NULL);
-}
-
-/* The same with the pid as text: KWin's callDBus() sends JavaScript numbers as doubles. */
-static int method_focus_text(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        Focus *f = userdata;
-        const char *text;
-        char *end;
-        unsigned long v;
-        int r;
-
+        *ret_x11 = 0;
+        if (sd_bus_message_has_signature(m, "u")) {
+                r = sd_bus_message_read(m, "u", &pid);
+                if (r < 0)
+                        return r;
+                *ret_pid = pid <= (uint32_t) INT32_MAX ? (pid_t) pid : 0;
+                return 0;
+        }
+        /* FocusText: KWin's callDBus() sends JavaScript numbers as doubles. */
         r = sd_bus_message_read(m, "s", &text);
         if (r < 0)
                 return r;
-        errno = 0;
-        v = strtoul(text, &end, 10);
-        if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v > INT32_MAX)
-                v = 0; /* not a pid: nothing has focus that we can name */
-        focus_set(f, (pid_t) v, "session-bus");
+        if (strncmp(text, "x11:", 4) == 0) {
+                *ret_pid = 0;
+                *ret_x11 = (uint32_t) focus_parse_decimal(text + 4, UINT32_MAX);
+                return 0;
+        }
+        /* Not a pid: nothing has focus that we can name. */
+        *ret_pid = (pid_t) focus_parse_decimal(text, INT32_MAX);
+        return 0;
+}
+
+/* A call from a compositor we trust: the focus it names, then the answer (after the change is made). */
+static int focus_call_apply(Focus *f, sd_bus_message *m) {
+        xcb_window_t liar;
+        uint32_t x11;
+        pid_t pid;
+        int r;
+
+        r = focus_call_pid(m, &pid, &x11);
+        if (r < 0)
+                return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_INVALID_ARGS, "Not a pid: %s", strerror(-r));
+        if (x11 != 0)
+                focus_set_x11(f, x11, "session-bus");
+        else if (pid > 0 && x11_query_ready(f) && x11_pid_contradicted(f, pid, &liar)) {
+                if (f->debug)
+                        fprintf(stderr, "<7>session-bus: pid %d is what X window 0x%" PRIx32 " says it is "
+                                "(_NET_WM_PID) and the X server says it is not: nothing boosted.\n", (int) pid,
+                                (uint32_t) liar);
+                focus_set(f, 0, "session-bus");
+        } else
+                focus_set(f, pid, "session-bus");
         return sd_bus_reply_method_return(m, NULL);
+}
+
+static int focus_call_refuse(sd_bus_message *m, const char *why) {
+        return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_ACCESS_DENIED, "%s", why);
+}
+
+#define FOCUS_NOT_COMPOSITOR "Only the compositor's own connection (the owner of org.kde.KWin or org.gnome.Shell) " \
+        "names the focus here."
+#define FOCUS_OTHER_PID_NS "The owner of %s is not of latnice-focus's pid namespace: the pids it names are not ours."
+
+/*
+ * org.latnice1.Focus on the session bus: what the KWin script and the GNOME Shell extension call. The
+ * session bus is our user's, and sd-bus lets every peer on it call (a user bus is trusted: it checks no
+ * uid); but any of our user's processes is a peer there, a sandboxed one too, and the pid a peer of
+ * another pid namespace names is another process here (its 1 is our init). So only the compositor's
+ * connection is heard, the one that owns its well-known name, and only where it is of our pid
+ * namespace.
+ */
+static int method_focus(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        Focus *f = userdata;
+        const char *sender = sd_bus_message_get_sender(m);
+
+        for (size_t i = 0; i < FOCUS_OWNERS; i++) {
+                FocusOwner *o = &f->owners[i];
+                char why[256];
+
+                if (!sender || !o->owner || strcmp(o->owner, sender) != 0)
+                        continue;
+                if (!o->checked) {
+                        /* The answer on the owner is on its way: this call waits for it. */
+                        if (o->held)
+                                (void) sd_bus_reply_method_return(o->held, NULL); /* superseded */
+                        sd_bus_message_unref(o->held);
+                        o->held = sd_bus_message_ref(m);
+                        return 1;
+                }
+                if (!o->trusted) {
+                        snprintf(why, sizeof(why), FOCUS_OTHER_PID_NS, o->name);
+                        return focus_call_refuse(m, why);
+                }
+                return focus_call_apply(f, m);
+        }
+        if (f->debug)
+                fprintf(stderr, "<7>org.latnice1.Focus: %s is no compositor's connection, refused.\n", sender ?: "?");
+        return focus_call_refuse(m, FOCUS_NOT_COMPOSITOR);
+}
+
+/* Is pid, as the bus daemon names it, a process of our pid namespace? A peer of a child namespace has
+ * a pid here too, its /proc entry says which namespace it is in; one of a parent namespace has none (0). */
+static bool focus_pid_ns_is_ours(Focus *f, pid_t pid) {
+        char path[64];
+        struct stat st;
+
+        if (pid <= 0 || f->pid_ns.st_ino == 0)
+                return false;
+        snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int) pid);
+        if (stat(path, &st) < 0)
+                return false;
+        return st.st_dev == f->pid_ns.st_dev && st.st_ino == f->pid_ns.st_ino;
+}
+
+static int focus_owner_on_pid(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        FocusOwner *o = userdata;
+        Focus *f = o->focus;
+        uint32_t pid = 0;
+        sd_bus_message *held;
+
+        o->query = sd_bus_slot_unref(o->query);
+        if (sd_bus_message_is_method_error(reply, NULL) || sd_bus_message_read(reply, "u", &pid) < 0)
+                pid = 0; /* gone, or the bus cannot tell: not trusted */
+        o->checked = true;
+        o->trusted = pid <= (uint32_t) INT32_MAX && focus_pid_ns_is_ours(f, (pid_t) pid);
+        if (!o->trusted)
+                fprintf(stderr, "The owner of %s on the session bus (%s, pid %" PRIu32 ") is not of our pid "
+                        "namespace: its calls are refused.\n", o->name, o->owner, pid);
+        else if (f->debug)
+                fprintf(stderr, "<7>%s is owned by %s (pid %" PRIu32 "): its calls name the focus.\n", o->name,
+                        o->owner, pid);
+        held = o->held;
+        o->held = NULL;
+        if (held) {
+                char why[256];
+
+                if (o->trusted)
+                        (void) focus_call_apply(f, held);
+                else {
+                        snprintf(why, sizeof(why), FOCUS_OTHER_PID_NS, o->name);
+                        (void) focus_call_refuse(held, why);
+                }
+                sd_bus_message_unref(held);
+        }
+        return 0;
+}
+
+/* The name has a new owner (NULL or "": none): nothing its former owner sent or sends counts any more. */
+static void focus_owner_set(FocusOwner *o, const char *owner) {
+        Focus *f = o->focus;
+        int r;
+
+        if (o->owner && owner && strcmp(o->owner, owner) == 0)
+                return;
+        if (o->held) {
+                (void) focus_call_refuse(o->held, FOCUS_NOT_COMPOSITOR);
+                o->held = sd_bus_message_unref(o->held);
+        }
+        o->query = sd_bus_slot_unref(o->query);
+        free(o->owner);
+        o->owner = NULL;
+        o->checked = o->trusted = false;
+        if (!owner || !*owner)
+                return;
+        o->owner = strdup(owner);
+        if (!o->owner)
+                return; /* refused: no owner we know of */
+        r = sd_bus_call_method_async(f->user_bus, &o->query, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                     "org.freedesktop.DBus", "GetConnectionUnixProcessID", focus_owner_on_pid, o,
+                                     "s", o->owner);
+        if (r < 0) {
+                fprintf(stderr, "Cannot ask for the pid of %s's owner, its calls are refused: %s\n", o->name,
+                        strerror(-r));
+                o->checked = true;
+        }
+}
+
+static int focus_owner_on_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        FocusOwner *o = userdata;
+        const char *name, *old, *new;
+
+        if (sd_bus_message_read(m, "sss", &name, &old, &new) < 0 || strcmp(name, o->name) != 0)
+                return 0;
+        focus_owner_set(o, new);
+        return 0;
+}
+
+static int focus_owner_on_get(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        FocusOwner *o = userdata;
+        const char *owner = NULL;
+
+        /* NameHasNoOwner: nobody; the signal tells when that changes. */
+        if (!sd_bus_message_is_method_error(reply, NULL) && sd_bus_message_read(reply, "s", &owner) < 0)
+                owner = NULL;
+        focus_owner_set(o, owner);
+        return 0;
+}
+
+/* Follows the compositors' names: the match first, then who owns each now. Both are asked before our
+ * own name, so the bus answers them before anybody can call us. */
+static int focus_owners_setup(Focus *f) {
+        int r;
+
+        if (stat("/proc/self/ns/pid", &f->pid_ns) < 0) {
+                fprintf(stderr, "Cannot tell our pid namespace, no compositor is heard on the session bus: %m\n");
+                f->pid_ns = (struct stat) {};
+        }
+        for (size_t i = 0; i < FOCUS_OWNERS; i++) {
+                FocusOwner *o = &f->owners[i];
+                char match[256];
+
+                o->focus = f;
+                o->name = focus_owner_names[i];
+                snprintf(match, sizeof(match),
+                         "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                         "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='%s'", o->name);
+                r = sd_bus_add_match_async(f->user_bus, NULL, match, focus_owner_on_changed, NULL, o);
+                if (r < 0)
+                        return r;
+                r = sd_bus_call_method_async(f->user_bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                             "org.freedesktop.DBus", "GetNameOwner", focus_owner_on_get, o, "s",
+                                             o->name);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static void focus_owners_done(Focus *f) {
+        for (size_t i = 0; i < FOCUS_OWNERS; i++) {
+                FocusOwner *o = &f->owners[i];
+
+                o->held = sd_bus_message_unref(o->held);
+                o->query = sd_bus_slot_unref(o->query);
+                free(o->owner);
+                o->owner = NULL;
+        }
 }
 
 static const sd_bus_vtable focus_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD_WITH_ARGS("Focus", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_focus, 0),
-        SD_BUS_METHOD_WITH_ARGS("FocusText", SD_BUS_ARGS("s", pid), SD_BUS_NO_RESULT, method_focus_text, 0),
+        SD_BUS_METHOD_WITH_ARGS("FocusText", SD_BUS_ARGS("s", pid), SD_BUS_NO_RESULT, method_focus, 0),
         SD_BUS_VTABLE_END
 };
 
@@ -508,7 +838,10 @@ static int user_bus_setup(Focus *f) {
         r = sd_bus_open_user(&f->user_bus);
         if (r < 0)
                 return r;
-        r = sd_bus_add_object_vtable(f->user_bus, NULL, "/org/latnice1/Focus", "org.latnice1.Focus", focus_vtable, f);
+        r = focus_owners_setup(f);
+        if (r >= 0)
+                r = sd_bus_add_object_vtable(f->user_bus, NULL, "/org/latnice1/Focus", "org.latnice1.Focus",
+                                             focus_vtable, f);
         if (r >= 0)
                 r = sd_bus_request_name_async(f->user_bus, NULL, "org.latnice1.Focus", 0, user_bus_on_name, f);
         if (r >= 0)
@@ -590,7 +923,8 @@ int main(int argc, char *argv[]) {
         sway = getenv("SWAYSOCK");
         hyprland = getenv("HYPRLAND_INSTANCE_SIGNATURE");
         niri = getenv("NIRI_SOCKET");
-        sink = (FocusSink) { .event = f.event, .set = focus_sink_on_set, .userdata = &f };
+        sink = (FocusSink) { .event = f.event, .set = focus_sink_on_set, .set_x11 = focus_sink_on_set_x11,
+                             .userdata = &f };
         if (sway && *sway) {
                 r = focus_conn_new(&sway_source, &sink, sway, &f.source);
                 if (r < 0) {
@@ -642,6 +976,7 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "%llu changes, %llu sent\n", (unsigned long long) f.changes,
                         (unsigned long long) f.calls);
         f.source = focus_conn_free(f.source);
+        focus_owners_done(&f);
         f.user_bus = sd_bus_flush_close_unref(f.user_bus);
         if (f.want_pidfd >= 0)
                 close(f.want_pidfd);

@@ -35,8 +35,10 @@ int main(int argc, char *argv[]) {
         }
         s = xcb_setup_roots_iterator(xcb_get_setup(c)).data;
         w = xcb_generate_id(c);
+        /* A background: the server paints the window on map, and Xwayland commits a buffer only for a
+         * window that has content (an empty one is never mapped on the Wayland side). */
         xcb_create_window(c, XCB_COPY_FROM_PARENT, w, s->root, 0, 0, 100, 100, 0, XCB_WINDOW_CLASS_INPUT_OUTPUT,
-                          s->root_visual, 0, NULL);
+                          s->root_visual, XCB_CW_BACK_PIXEL, &s->white_pixel);
         xcb_change_property(c, XCB_PROP_MODE_REPLACE, w, XCB_ATOM_WM_NAME, XCB_ATOM_STRING, 8,
                             (uint32_t) strlen(name), name);
         xcb_change_property(c, XCB_PROP_MODE_REPLACE, w, atom(c, "_NET_WM_PID"), XCB_ATOM_CARDINAL, 32, 1, &pid);

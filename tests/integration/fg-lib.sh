@@ -46,6 +46,8 @@ fg_prepare() {
                 "$WORK/overlay" "$WORK/state" "$WORK/polkit-rules" "$WORK/san"
         cp "${LATNICE_FG_DAEMON:-$BUILD/daemon/latniced}" "$WORK/bin/latniced"
         cp "$BUILD/ctl/latnicectl" "$BUILD/session/latnice-focus" "$WORK/bin/"
+        # A peer that stands in for the compositor on the session bus (only its connection is heard).
+        [[ -x $BUILD/tests/focus-caller ]] && cp "$BUILD/tests/focus-caller" "$WORK/bin/"
         # The shipped user unit, run from the work directory.
         sed "s|^ExecStart=.*|ExecStart=$IN/bin/latnice-focus|" "$BUILD/session/latnice-focus.service" \
                 > "$WORK/latnice-focus.service"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# The shipped GNOME Shell extension against a real GNOME Shell (gnome-shell --headless
+# The shipped GNOME Shell extension (the one for that GNOME: 45 and later load ES modules, 43 and 44
+# the legacy one) against a real GNOME Shell (gnome-shell --headless
 # --virtual-monitor, Wayland) on a private session bus, and a second private bus standing in for
 # the system bus (the shell wants one; no system service is needed), with latnice-focus --print:
 # the extension, enabled through gsettings as a user would, calls org.latnice1.Focus with the
@@ -13,11 +14,15 @@
 set -uo pipefail
 FOCUS=$(readlink -f "$1")
 SRC=$(readlink -f "$2")
-UUID=latnice-focus@latnice.org
 [[ $EUID == 0 ]] || { echo "SKIP: needs root (runs gnome-shell as another user)"; exit 77; }
-for p in gnome-shell gsettings weston-simple-shm dbus-daemon setpriv; do
+for p in gnome-shell gsettings weston-simple-shm dbus-daemon setpriv busctl; do
         command -v $p >/dev/null || { echo "SKIP: $p is not installed (Debian: gnome-shell, weston, dbus)"; exit 77; }
 done
+# GNOME Shell 45 and later load the ES-module extension, 43 and 44 the legacy one.
+SHELL_VERSION=$(gnome-shell --version 2>/dev/null | sed -n 's/^GNOME Shell \([0-9]*\).*/\1/p')
+[[ $SHELL_VERSION ]] || { echo "SKIP: gnome-shell --version says no version: $(gnome-shell --version 2>&1)"; exit 77; }
+if ((SHELL_VERSION >= 45)); then UUID=latnice-focus@latnice.org; else UUID=latnice-focus-legacy@latnice.org; fi
+echo "# GNOME Shell $SHELL_VERSION: extension $UUID"
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$HERE/wayland-lib.sh"
 
@@ -41,11 +46,27 @@ PIDS+=($SHELL_PID)
 for ((i = 0; i < 300; i++)); do [[ -S $WORK/wayland-0 ]] && break; sleep 0.1; done
 [[ -S $WORK/wayland-0 ]] || { echo "SKIP: gnome-shell --headless does not start here:"; tail -5 "$WORK/shell.log"; exit 77; }
 # No window yet: the extension's first call names 0, which is no change to print. The clients below
-# are what shows the extension loaded and calling.
+# are what shows the extension loaded and calling (started at once: once the shell's startup is
+# over, headless GNOME 43 gives a new window no focus).
 
 "${AS_USER[@]}" WAYLAND_DISPLAY=wayland-0 weston-simple-shm > "$WORK/client-a.log" 2>&1 &
 A=$!; PIDS+=($A)
 expect_focus $A session-bus "a new window's client is the focus ($A)"
+# How the shell took the extension:
+# state 1 (enabled: loaded and running), not 4 (out of date) nor 3 (error).
+info=
+for ((i = 0; i < 100; i++)); do
+        info=$(as_user env DBUS_SESSION_BUS_ADDRESS=$BUS busctl --user --json=short call org.gnome.Shell \
+                /org/gnome/Shell org.gnome.Shell.Extensions GetExtensionInfo s "$UUID" 2>&1)
+        state=$(sed -n 's/.*"state":{"type":"d","data":\([-0-9.e+]*\)}.*/\1/p' <<< "$info")
+        [[ $state ]] && state=$(awk -v s="$state" 'BEGIN { printf "%d", s }')
+        [[ $state ]] && break
+        sleep 0.1
+done
+echo "# GetExtensionInfo $UUID: state ${state:-?}"
+if [[ $state == 1 ]]; then pass "GNOME Shell $SHELL_VERSION runs the extension (state $state)"
+else fail "GNOME Shell $SHELL_VERSION: the extension's state is '${state:-?}', want 1: $(head -c 600 <<< "$info")"; fi
+
 # Headless, Mutter 43 gives no other window the focus when the focused one exits, and nothing
 # outside the shell may move focus (Eval is off): what this shows is that the extension follows
 # the loss of focus too, with 0. XXX: a move between two windows is not exercised under GNOME.

@@ -7,6 +7,7 @@ U_GID=65534
 WORK=$(mktemp -d /tmp/latnice-wl-test.XXXXXX) || exit 1
 chown $U_ID:$U_GID "$WORK" && chmod 700 "$WORK"
 PIDS=()
+FOCUS_ENV=() # more of latnice-focus's environment (start_focus)
 wl_cleanup() {
         local p
         for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -42,9 +43,10 @@ expect_focus() {
         if wait_focus "$1" "$2"; then pass "$3"; else fail "$3: got '$(last_focus "$2")', want $1"; fi
 }
 # start_focus: latnice-focus --print as the user on the session bus $BUS (the KWin and GNOME
-# tests), until it owns org.latnice1.Focus; $LF is its pid.
+# tests), with FOCUS_ENV, until it owns org.latnice1.Focus; $LF is its pid.
 start_focus() {
-        "${AS_USER[@]}" DBUS_SESSION_BUS_ADDRESS=$BUS "$FOCUS" --print --debug >> "$WORK/focus.out" 2>> "$WORK/focus.err" &
+        "${AS_USER[@]}" DBUS_SESSION_BUS_ADDRESS=$BUS "${FOCUS_ENV[@]}" "$FOCUS" --print --debug \
+                >> "$WORK/focus.out" 2>> "$WORK/focus.err" &
         LF=$!
         PIDS+=($LF)
         for ((i = 0; i < 100; i++)); do

@@ -147,6 +147,12 @@ int main(void) {
                 { "{\"address\": \"0x1\", \"pid\": 1},", -EINVAL, 0, 0, "a reply with a trailing comma is refused" },
                 { "[{\"address\": \"0x1\", \"pid\": 1}]", -EINVAL, 0, 0, "a reply that is not an object is refused" },
                 { "ok", -EINVAL, 0, 0, "a reply that is not JSON is refused" },
+                /* An Xwayland window: Hyprland's pid for it may be its _NET_WM_PID, the client's own word,
+                 * and the reply names no X window to ask the X server about. */
+                { "{\"address\": \"0x55a7c3b1e2f0\", \"pid\": 4242, \"xwayland\": true}", 0, 0x55a7c3b1e2f0, 0,
+                  "an Xwayland window names nobody (its pid may be the client's word)" },
+                { "{\"address\": \"0x55a7c3b1e2f0\", \"pid\": 4242, \"xwayland\": 1}", 0, 0x55a7c3b1e2f0, 0,
+                  "xwayland not a boolean: names nobody either" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(events); i++) {
