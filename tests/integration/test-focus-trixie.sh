@@ -9,9 +9,13 @@
 # X id), with latnice-focus and focus-client of this build.
 #
 #   test-focus-trixie.sh BUILD_DIR SOURCE_DIR
+#   test-focus-trixie.sh --prepare-only     only make (or find) the root: tools/run-tests builds it
+#                                           beside the other suites, as it does the VM images
 #
 # Exit: 0 pass, 1 fail, 77 skip (says why: no mmdebstrap, the archive cannot be reached).
 set -uo pipefail
+prepare_only=0
+[[ ${1:-} == --prepare-only ]] && prepare_only=1
 BUILD=$(readlink -f "$1")
 SRC=$(readlink -f "$2")
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
@@ -24,6 +28,7 @@ ROOT=$("$HERE/trixie-root.sh" desktops "${PACKAGES[@]}")
 r=$?
 [[ $r == 77 ]] && { echo "SKIP: no trixie root (see above)"; exit 77; }
 [[ $r == 0 && -x $ROOT/usr/bin/gnome-shell ]] || { echo "not ok - the trixie root could not be made"; exit 1; }
+[[ $prepare_only == 1 ]] && { echo "trixie root $ROOT ($(( $(date +%s) - t0 )) s)"; exit 0; }
 echo "# trixie root $ROOT ($(( $(date +%s) - t0 )) s; built in $(cat "$ROOT/../build-seconds" 2>/dev/null || echo ?) s)"
 grep -E "^(gnome-shell|kwin-wayland|mutter-common|gjs|xwayland) " "$ROOT/packages.txt" | sed 's/^/#   /'
 
