@@ -266,7 +266,7 @@ PYEOF
 chmod a+r "$WORK/hammer.py"
 hp=()
 for k in 1 2 3 4; do
-        as_nobody $PY "$IN/hammer.py" "$big" "$IN/hammer.stop" > "$WORK/hammer.$k" 2>&1 &
+        as_nobody $PY "$IN/hammer.py" "$big" "$IN/hammer.stop" > "$WORK/hammer-out.$k" 2>&1 &
         hp+=($!)
 done
 sleep 2
@@ -281,12 +281,12 @@ sleep 1
 touch "$WORK/hammer.stop"
 wait "${hp[@]}"
 got=$(grep -cx "$(S 3)" "$WORK/short.out")
-note "hammer replies: $(cat "$WORK"/hammer.* | awk '{ print $1, $2 }' | sort | uniq -c | tr -s ' \n' ' ')"
+note "hammer replies: $(cat "$WORK"/hammer-out.* | awk '{ print $1, $2 }' | sort | uniq -c | tr -s ' \n' ' ')"
 check "all 100 short-lived processes got their value while GetTask was hammered ($got of $(wc -l < "$WORK/short.out") wrote $(S 3))" \
         [ "$got" = 100 ]
-check "the hammered walks still answer whole (a reply with 10,000 threads)" grep -qx "OK 1000[0-9]" "$WORK"/hammer.*
-check "the walks one user has in flight are bounded, and the refusal names the bound ($(grep -h -m1 LimitsExceeded "$WORK"/hammer.* | cut -c1-150))" \
-        grep -q "LimitsExceeded.*per-thread walks" "$WORK"/hammer.*
+check "the hammered walks still answer whole (a reply with 10,000 threads)" grep -qx "OK 1000[0-9]" "$WORK"/hammer-out.*
+check "the walks one user has in flight are bounded, and the refusal names the bound ($(grep -h -m1 LimitsExceeded "$WORK"/hammer-out.* | cut -c1-150))" \
+        grep -q "LimitsExceeded.*per-thread walks" "$WORK"/hammer-out.*
 in_ kill "$big"
 
 check "same daemon throughout (NRestarts $(restarts))" [ "$(daemon_pid)" = "$DPID" -a "$(restarts)" = 0 ]

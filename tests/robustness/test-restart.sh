@@ -70,7 +70,7 @@ pr=$(spawn k9r "$I/lnt-k9r" -c "read x < $IN/fifo-r
 ( ( echo \$BASHPID > $IN/r2.pid; read y < $IN/fifo-r2 ) & )
 read z < $IN/fifo-r")
 check "first daemon: $pr gets -6" wait_slice "$pr" "$(S -6)"
-echo go > "$WORK/fifo-r"
+timeout 20 bash -c "echo go > $WORK/fifo-r"
 for ((i = 0; i < 50; i++)); do [[ -s $WORK/r1.pid && -s $WORK/r2.pid ]] && break; sleep 0.1; done
 r1=$(cat "$WORK/r1.pid")
 r2=$(cat "$WORK/r2.pid")
@@ -105,7 +105,7 @@ c=$(cat "$WORK/child.pid")
 check "Inherit=no after the restart: the child $c execing an unmatched program is reset to the default ($(wait_slice "$c" "$BASE" 2>&1))" \
         wait_slice "$c" "$BASE"
 
-echo go > "$WORK/fifo-r1" &
+timeout 20 bash -c "echo go > $WORK/fifo-r1" &
 fw=$!
 check "Inherit=no after the restart for a reparented grandchild: $r1 execing an unmatched program is reset ($(wait_slice "$r1" "$BASE" 2>&1))" \
         wait_slice "$r1" "$BASE"

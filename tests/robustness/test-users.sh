@@ -90,25 +90,25 @@ check "so does nobody's self-sliced flood (EventsSeen +$((e2 - e1)) for 200 exec
 
 # ---- one user's share of the record of inherited values (item 1) ----------------------------------
 NF=1100 # more than one user's share (LATNICE_INHERITED_PER_USER, 1024)
-pf=$(spawn forker setpriv --reuid=65534 --regid=65534 --clear-groups "$I/lnt-forker" -c \
+pf=$(spawn forker setpriv --reuid=65534 --regid=65534 --clear-groups "$IN/bin/lnt-forker" -c \
         "read x < $IN/fifo-f; for ((i = 0; i < $NF; i++)); do ( read y < $IN/fifo-f2 ) & done; wait")
 check "nobody's forker $pf gets 2" wait_slice "$pf" "$(S 2)"
-echo go > "$WORK/fifo-f"
+timeout 20 bash -c "echo go > $WORK/fifo-f"
 nkids() { in_ sh -c "cat /proc/$pf/task/*/children" | wc -w; }
 check "it forked $NF children that stay ($(nkids))" eventually 60 [ "$(nkids)" -ge $NF ]
 refused() { in_ journalctl --no-pager -q -u latniced -o cat | grep -q "uid 65534.*per-user bound"; }
 check "the daemon names the bound that refused the rest: uid 65534's share ($(in_ journalctl --no-pager -q -u latniced -o cat | grep -m1 -o 'uid 65534.*per-user bound[^.]*'))" \
         eventually 20 refused
 # root's forks are still recorded: a reparented grandchild of root's forker is reset at its exec (Inherit=no)
-pg=$(spawn forker-root "$I/lnt-forker" -c "read x < $IN/fifo-g
+pg=$(spawn forker-root "$IN/bin/lnt-forker" -c "read x < $IN/fifo-g
 ( ( echo \$BASHPID > $IN/g.pid; read y < $IN/fifo-g2; exec /bin/sleep 300 ) & )
 read z < $IN/fifo-g")
 check "root's forker $pg gets 2" wait_slice "$pg" "$(S 2)"
-echo go > "$WORK/fifo-g"
+timeout 20 bash -c "echo go > $WORK/fifo-g"
 for ((i = 0; i < 50; i++)); do [[ -s $WORK/g.pid ]] && break; sleep 0.1; done
 g=$(cat "$WORK/g.pid")
 check "root's reparented grandchild $g inherited 2 ($(slice_in "$g"))" [ "$(slice_in "$g")" = "$(S 2)" ]
-echo go > "$WORK/fifo-g2" &
+timeout 20 bash -c "echo go > $WORK/fifo-g2" &
 check "its exec of an unmatched program resets it: its fork was recorded ($(wait_slice "$g" "$BASE_SLICE" 2>&1))" \
         wait_slice "$g" "$BASE_SLICE"
 wait
