@@ -8,8 +8,10 @@
  * BPF, the proc connector's fork and exit events keep the same record here.
  */
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
 
 #include "log.h"
 #include "manager-inherited.h"
@@ -17,8 +19,12 @@
 #include "proc.h"
 #include "util.h"
 
-/* How often a full map is cleaned of what is stale, at most. */
+/* How often a full map is cleaned of what is stale, at most; and a user's full share is said. */
 #define INHERITED_FULL_USEC (10 * 1000 * 1000ULL)
+
+/* The names of the maps in systemd's file descriptor store. */
+#define FDNAME_INHERITED "inherited"
+#define FDNAME_INHERITED_USERS "inherited-users"
 
 /*
  * The proc connector's record: a dense array found by pid through a PidIndex
@@ -266,12 +272,84 @@ void manager_inherited_on_full(Manager *m) {
         m->inherited_full_usec = now;
         manager_leave_realtime(m);
         n = manager_inherited_list(m, &v);
-        if (m->bpf)
+        if (m->bpf) {
                 (void) exec_bpf_counters(m->bpf, &c);
+                (void) exec_bpf_inherited_users_prune(m->bpf);
+        }
         else
                 c.forks_unrecorded = m->inherited_unrecorded;
         log_warning("The record of processes that inherited a value of ours through fork was full (%" PRIu64
                     " forks not recorded so far; %d of %d entries are about running processes): those not "
                     "recorded are found only while they are in the tree.",
                     c.forks_unrecorded, n, LATNICE_INHERITED_MAX);
+}
+
+void manager_inherited_on_share(Manager *m, uid_t uid) {
+        uint64_t now = monotonic_usec(), held = 0, refused = 0;
+
+        if (m->inherited_share_usec != 0 && now < m->inherited_share_usec + INHERITED_FULL_USEC)
+                return;
+        m->inherited_share_usec = now;
+        if (m->bpf)
+                (void) exec_bpf_inherited_user(m->bpf, uid, &held, &refused);
+        log_warning("The record of processes that inherited a value of ours through fork refused forks of uid %u: "
+                    "it holds %" PRIu64 " entries, its per-user bound is %d (%" PRIu64 " of its forks not recorded "
+                    "so far); those are found only while they are in the tree.",
+                    (unsigned) uid, held, LATNICE_INHERITED_PER_USER, refused);
+}
+
+void manager_inherited_take_stored(Manager *m, int *ret_inherited, int *ret_users) {
+        _cleanup_(strv_freep) char **names = NULL;
+        int n;
+
+        *ret_inherited = *ret_users = -1;
+        (void) m;
+        n = sd_listen_fds_with_names(true, &names);
+        if (n < 0) {
+                log_debug_errno(n, "Failed to read the file descriptors systemd kept for us, ignoring: %m");
+                return;
+        }
+        for (int i = 0; i < n; i++) {
+                int fd = SD_LISTEN_FDS_START + i;
+                const char *name = names ? names[i] : NULL;
+
+                if (streq_ptr(name, FDNAME_INHERITED) && *ret_inherited < 0)
+                        *ret_inherited = fd;
+                else if (streq_ptr(name, FDNAME_INHERITED_USERS) && *ret_users < 0)
+                        *ret_users = fd;
+                else {
+                        log_debug("Closing file descriptor %d (%s) that systemd kept: not ours.", fd,
+                                  name ?: "unnamed");
+                        (void) close(fd);
+                        continue;
+                }
+                (void) fcntl(fd, F_SETFD, FD_CLOEXEC);
+        }
+}
+
+static void store_fd(int fd, const char *name) {
+        _cleanup_(freep) char *msg = NULL;
+        int r;
+
+        if (asprintf(&msg, "FDSTORE=1\nFDNAME=%s", name) < 0)
+                return (void) log_oom();
+        r = sd_pid_notify_with_fds(0, false, msg, &fd, 1);
+        if (r < 0)
+                log_warning_errno(r, "Failed to hand the map '%s' to systemd's file descriptor store, ignoring "
+                                  "(after a crash, processes that inherited a value through fork are not known "
+                                  "as ours): %m", name);
+}
+
+void manager_inherited_store(Manager *m) {
+        if (!m->bpf)
+                return;
+        store_fd(exec_bpf_inherited_fd(m->bpf), FDNAME_INHERITED);
+        store_fd(exec_bpf_inherited_users_fd(m->bpf), FDNAME_INHERITED_USERS);
+}
+
+void manager_inherited_unstore(Manager *m) {
+        if (!m->bpf)
+                return;
+        (void) sd_notify(false, "FDSTOREREMOVE=1\nFDNAME=" FDNAME_INHERITED);
+        (void) sd_notify(false, "FDSTOREREMOVE=1\nFDNAME=" FDNAME_INHERITED_USERS);
 }

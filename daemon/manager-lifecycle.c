@@ -366,6 +366,8 @@ int manager_run(Manager *m) {
                 for (size_t k = 0; k < n_done; k++)
                         manager_forget_full(m, done[k], false);
                 log_notice("Restored the previous values of %zu processes.", n);
+                /* What the record of forks was about is restored: a next latniced starts a new one. */
+                manager_inherited_unstore(m);
         }
         m->state = state_file_close(m->state, state_file_size(m->state) > 0);
         return 0;
