@@ -148,16 +148,10 @@ static int task_walk_on_turn(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-/*
- * Takes over the reply (its array open) and the threads left to read: they are read at the turns to
- * come. Refused past the bounds of walks in flight (per user and in all).
- */
-static int task_walk_start(Manager *m, sd_bus_message *call, const BusCaller *c, Target *t,
-                           sd_bus_message **reply, pid_t **tids, int n, sd_bus_error *error) {
+/* May c start a walk now? Asked before anything is read, so that a refusal costs nothing. */
+static int task_walk_admit(Manager *m, const BusCaller *c, sd_bus_error *error) {
         ManagerBus *b = m->bus_state;
-        TaskWalk *w;
         unsigned mine = 0;
-        int r;
 
         if (!b)
                 return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "Not ready.");
@@ -175,6 +169,22 @@ static int task_walk_start(Manager *m, sd_bus_message *call, const BusCaller *c,
                                          "%u per-thread walks are in flight, the bound for all users together; "
                                          "try again when one has answered.",
                                          b->n_walks);
+        return 0;
+}
+
+/*
+ * Takes over the reply (its array open) and the threads left to read: they are read at the turns to
+ * come. Refused past the bounds of walks in flight (per user and in all).
+ */
+static int task_walk_start(Manager *m, sd_bus_message *call, const BusCaller *c, Target *t,
+                           sd_bus_message **reply, pid_t **tids, int n, sd_bus_error *error) {
+        ManagerBus *b = m->bus_state;
+        TaskWalk *w;
+        int r;
+
+        r = task_walk_admit(m, c, error);
+        if (r < 0)
+                return r;
         w = calloc(1, sizeof(TaskWalk));
         if (!w)
                 return -ENOMEM;
@@ -218,6 +228,11 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
         r = target_read_own(m, call, c, by_pidfd, &t, error);
         if (r < 0)
                 return r;
+        if (t.st.num_threads > TASK_WALK_CHUNK) {
+                r = task_walk_admit(m, c, error);
+                if (r < 0)
+                        return r;
+        }
         r = sched_thread_get(&m->probe, t.pid, &main_thread);
         if (r < 0 && r != -ESRCH)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot read the scheduling of %d: %s",

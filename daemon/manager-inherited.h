@@ -18,6 +18,8 @@ typedef struct Inherited {
         uint64_t start_time;   /* clock ticks since boot, as AppliedProcess's */
         pid_t origin;          /* the process latniced set */
         uint64_t origin_start;
+        uint64_t raw, before_raw; /* manager_inherited_note_dropped() only: the value and what was before */
+        uid_t uid;                /* the proc connector's record: whose share it takes */
 } Inherited;
 
 /*
@@ -62,6 +64,13 @@ void manager_inherited_on_share(Manager *m, uid_t uid);
 void manager_inherited_take_stored(Manager *m, int *ret_inherited, int *ret_users);
 void manager_inherited_store(Manager *m);
 void manager_inherited_unstore(Manager *m);
+
+/*
+ * An earlier latniced's value on e (a foreground boost) ended at start, before the source is up: what
+ * e's descendants inherited from it goes back to before_raw too, at manager_inherited_drop_origins().
+ */
+void manager_inherited_note_dropped(Manager *m, const AppliedProcess *e);
+void manager_inherited_drop_origins(Manager *m);
 
 /* The proc connector's events (without BPF): a new process, child of parent (a tgid); a process exited. */
 void manager_inherited_on_fork(Manager *m, pid_t child, pid_t parent);

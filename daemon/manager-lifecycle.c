@@ -285,6 +285,7 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return r;
         log_info("Event source %s: %s", source_kind_to_string(m->source), m->source_reason);
+        manager_inherited_drop_origins(m);
         (void) manager_update_filter(m);
 
         /* After the source is live, so that nothing starting meanwhile is missed. */

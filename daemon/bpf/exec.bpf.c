@@ -527,6 +527,27 @@ int exec_tp(struct trace_event_raw_sched_process_exec *ctx) {
         return handle_exec((struct task_struct *) bpf_get_current_task(), (const char *) ctx + off);
 }
 
+/*
+ * A fork was not recorded (*pending: the record full, or its user's share): wake the daemon to read the
+ * flag and say so, once until it has (nothing else may wake it soon: the prefilter keeps execs here).
+ */
+static __always_inline void fork_unrecorded(bool *pending) {
+        struct latnice_exit_event *e;
+
+        if (*pending)
+                return;
+        *pending = true;
+        e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+        if (!e)
+                return;
+        e->type = LATNICE_EVENT_NOTICE;
+        e->flags = 0;
+        e->pid = 0;
+        e->tid = 0;
+        e->start_boottime = 0;
+        bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
 /* The entry of inherited about pid goes, and with it what it took of its user's share. */
 static __always_inline void inherited_drop(__u32 pid) {
         struct latnice_inherited *v = bpf_map_lookup_elem(&inherited, &pid);
@@ -785,7 +806,7 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
                 __sync_fetch_and_add(&user->refused, 1);
                 count(COUNTER_FORKS_OVER_SHARE);
                 inherited_share_uid = v.uid;
-                inherited_share_pending = true;
+                fork_unrecorded(&inherited_share_pending);
                 return 0;
         }
         /* An entry about an earlier process with the child's pid (its exit went unseen): it goes first. */
@@ -796,7 +817,7 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
         return 0;
 full:
         count(COUNTER_FORKS_UNRECORDED);
-        inherited_full_pending = true;
+        fork_unrecorded(&inherited_full_pending);
         return 0;
 }
 

@@ -20,6 +20,7 @@ enum latnice_event_type {
         LATNICE_EVENT_EXEC = 1,
         LATNICE_EVENT_EXIT = 2,
         LATNICE_EVENT_RENAME = 3, /* a struct latnice_event: comm is the new name, no execve() path */
+        LATNICE_EVENT_NOTICE = 4, /* a struct latnice_exit_event, nothing else: read the flags of .bss */
 };
 
 enum latnice_event_flags {
