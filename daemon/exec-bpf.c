@@ -554,7 +554,7 @@ int exec_bpf_inherited_get(ExecBpf *b, pid_t pid, ExecBpfInherited *ret) {
 
 int exec_bpf_inherited_forget(ExecBpf *b, pid_t pid) {
         struct latnice_inherited_forget_args args = { .pid = (uint32_t) pid };
-        LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
+        struct bpf_test_run_opts opts = { .sz = sizeof(opts), .ctx_in = &args, .ctx_size_in = sizeof(args) };
 
         if (bpf_prog_test_run_opts(bpf_program__fd(b->skel->progs.inherited_forget), &opts) < 0)
                 return -errno;
