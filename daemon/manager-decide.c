@@ -64,10 +64,12 @@ int manager_record(Manager *m, AppliedProcess *n) {
         m->n_thread_entries += (e->tgid > 0) - was_thread;
         manager_state_save(m, e);
         manager_stats_on_record(m, e);
-        if (e->tgid > 0)
-                return 0; /* the process's exit is what the kernel side reports; a thread's goes at a prune */
-        if (m->bpf && !old)
-                (void) exec_bpf_track(m->bpf, n->pid, true);
+        /*
+         * A thread's entry goes at a prune; its process is tracked all the same, so that the kernel side
+         * records the forks that carry the thread's value and lets their execs through (Inherit=no).
+         */
+        if (m->bpf && (!old || e->tgid > 0))
+                (void) exec_bpf_track(m->bpf, e->tgid > 0 ? e->tgid : n->pid, true);
         return 0;
 }
 

@@ -731,9 +731,9 @@ static int manager_setup_bpf(Manager *m, char **ret_reason) {
                 size_t i = 0;
                 AppliedProcess *e;
 
+                /* A thread's entry: its process (manager_record()). */
                 while ((e = applied_table_next(m->applied, &i)))
-                        if (e->tgid == 0) /* a thread's entry goes with its process, at a prune */
-                                (void) exec_bpf_track(m->bpf, e->pid, true);
+                        (void) exec_bpf_track(m->bpf, e->tgid > 0 ? e->tgid : e->pid, true);
         }
         return manager_add_exec_source(m, &m->bpf_event_source, exec_bpf_epoll_fd(m->bpf), manager_on_bpf,
                                        "bpf-ringbuf");
