@@ -722,9 +722,12 @@ static int manager_setup_bpf(Manager *m, char **ret_reason) {
         if (exec_bpf_inherited_reused(m->bpf))
                 log_notice("Went on with the record of processes that inherited a value through fork from an "
                            "earlier latniced.");
-        else if (stored_inherited >= 0 || stored_users >= 0)
+        else if (stored_inherited >= 0 || stored_users >= 0) {
                 log_notice("The record of processes that inherited a value through fork that an earlier latniced "
                            "left is not of this version's kind: starting a new one.");
+                /* Out of the store, or they would take the new ones' places there (FileDescriptorStoreMax=). */
+                manager_inherited_unstore(m);
+        }
         manager_inherited_store(m);
         /* Processes taken over from an earlier run: their exits are reported too. */
         {
