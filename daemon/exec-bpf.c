@@ -40,6 +40,7 @@ struct ExecBpf {
         void *userdata;
         const char *hook;
         unsigned budget; /* records left in this consume() */
+        bool inherited_reused;
 };
 
 ExecBpf *exec_bpf_free(ExecBpf *b) {
@@ -64,6 +65,18 @@ static int on_ringbuf(void *ctx, void *data, size_t size) {
         return --b->budget == 0 ? BUDGET_SPENT : 0;
 }
 
+/* Is fd a map that can stand in for map (same type, sizes, flags)? */
+static bool map_fits(int fd, const struct bpf_map *map) {
+        struct bpf_map_info info = {};
+        uint32_t len = sizeof(info);
+
+        if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
+                return false;
+        return info.type == bpf_map__type(map) && info.key_size == bpf_map__key_size(map) &&
+               info.value_size == bpf_map__value_size(map) && info.max_entries == bpf_map__max_entries(map) &&
+               info.map_flags == bpf_map__map_flags(map);
+}
+
 static int try_load(ExecBpf *b, const ExecBpfOptions *o, bool btf) {
         int r;
 
@@ -85,6 +98,16 @@ static int try_load(ExecBpf *b, const ExecBpfOptions *o, bool btf) {
         bpf_program__set_autoload(b->skel->progs.rename_tp, !btf);
         bpf_program__set_autoload(b->skel->progs.fork_btf, btf);
         bpf_program__set_autoload(b->skel->progs.fork_raw, !btf);
+        /* Both or neither: a share is about the entries of its record. */
+        b->inherited_reused = map_fits(o->inherited_fd, b->skel->maps.inherited) &&
+                              map_fits(o->inherited_users_fd, b->skel->maps.inherited_users);
+        if (b->inherited_reused) {
+                r = bpf_map__reuse_fd(b->skel->maps.inherited, o->inherited_fd);
+                if (r >= 0)
+                        r = bpf_map__reuse_fd(b->skel->maps.inherited_users, o->inherited_users_fd);
+                if (r < 0)
+                        return r;
+        }
         r = exec_bpf__load(b->skel);
         if (r < 0)
                 return r;
@@ -136,6 +159,18 @@ int exec_bpf_new(const ExecBpfOptions *o, exec_bpf_handler_t handler, void *user
         }
         *ret = TAKE_PTR(b);
         return 0;
+}
+
+bool exec_bpf_inherited_reused(const ExecBpf *b) {
+        return b->inherited_reused;
+}
+
+int exec_bpf_inherited_fd(ExecBpf *b) {
+        return bpf_map__fd(b->skel->maps.inherited);
+}
+
+int exec_bpf_inherited_users_fd(ExecBpf *b) {
+        return bpf_map__fd(b->skel->maps.inherited_users);
 }
 
 const char *exec_bpf_hook(const ExecBpf *b) {
@@ -518,11 +553,55 @@ int exec_bpf_inherited_get(ExecBpf *b, pid_t pid, ExecBpfInherited *ret) {
 }
 
 int exec_bpf_inherited_forget(ExecBpf *b, pid_t pid) {
-        uint32_t key = (uint32_t) pid;
+        struct latnice_inherited_forget_args args = { .pid = (uint32_t) pid };
+        struct bpf_test_run_opts opts = { .sz = sizeof(opts), .ctx_in = &args, .ctx_size_in = sizeof(args) };
 
-        if (bpf_map_delete_elem(bpf_map__fd(b->skel->maps.inherited), &key) < 0 && errno != ENOENT)
+        if (bpf_prog_test_run_opts(bpf_program__fd(b->skel->progs.inherited_forget), &opts) < 0)
                 return -errno;
         return 0;
+}
+
+bool exec_bpf_take_inherited_share(ExecBpf *b, uid_t *ret_uid) {
+        if (!__atomic_load_n(&b->skel->bss->inherited_share_pending, __ATOMIC_ACQUIRE))
+                return false;
+        __atomic_store_n(&b->skel->bss->inherited_share_pending, false, __ATOMIC_RELEASE);
+        *ret_uid = (uid_t) __atomic_load_n(&b->skel->bss->inherited_share_uid, __ATOMIC_RELAXED);
+        return true;
+}
+
+int exec_bpf_inherited_user(ExecBpf *b, uid_t uid, uint64_t *ret_held, uint64_t *ret_refused) {
+        struct latnice_inherited_user u;
+        uint32_t key = (uint32_t) uid;
+
+        if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.inherited_users), &key, &u) < 0)
+                return -errno;
+        *ret_held = u.held > 0 ? (uint64_t) u.held : 0;
+        *ret_refused = u.refused;
+        return 0;
+}
+
+size_t exec_bpf_inherited_users_prune(ExecBpf *b) {
+        int fd = bpf_map__fd(b->skel->maps.inherited_users);
+        size_t gone = 0;
+        uint32_t key, next;
+        int r;
+
+        /*
+         * XXX: a fork that found the entry just before it goes counts into the entry that went: that
+         * user's next entries are counted in a new one, so the share is a little larger for a while.
+         */
+        r = bpf_map_get_next_key(fd, NULL, &next);
+        for (size_t k = 0; r == 0 && k < LATNICE_INHERITED_USERS_MAX; k++) {
+                struct latnice_inherited_user u;
+
+                key = next;
+                r = bpf_map_get_next_key(fd, &key, &next);
+                if (bpf_map_lookup_elem(fd, &key, &u) < 0 || u.held > 0)
+                        continue;
+                if (bpf_map_delete_elem(fd, &key) == 0)
+                        gone++;
+        }
+        return gone;
 }
 
 bool exec_bpf_take_inherited_full(ExecBpf *b) {
@@ -534,7 +613,7 @@ bool exec_bpf_take_inherited_full(ExecBpf *b) {
 
 int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret) {
         int fd = bpf_map__fd(b->skel->maps.counters), ncpu = libbpf_num_possible_cpus();
-        uint64_t sums[8] = {};
+        uint64_t sums[9] = {};
 
         if (ncpu <= 0)
                 return ncpu < 0 ? ncpu : -EINVAL;
@@ -559,6 +638,7 @@ int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret) {
                 .renames_dropped = sums[5],
                 .forks_inherited = sums[6],
                 .forks_unrecorded = sums[7],
+                .forks_over_share = sums[8],
         };
         return 0;
 }

@@ -29,10 +29,22 @@ typedef struct ExecBpfOptions {
         uint64_t pidns_ino;
         size_t ringbuf_size; /* bytes, power of two >= page size; 0 = default */
         bool force_tracepoint; /* skip tp_btf (testing the fallback) */
+        /*
+         * The record of inherited values and its per-user shares of an earlier latniced (kept for us by
+         * systemd's file descriptor store across a crash or Restart=), to go on with; -1: new ones.
+         * Taken only if they are maps of the expected kind; *ret_reused says whether they were.
+         */
+        int inherited_fd;
+        int inherited_users_fd;
 } ExecBpfOptions;
 
 int exec_bpf_new(const ExecBpfOptions *o, exec_bpf_handler_t handler, void *userdata, ExecBpf **ret,
                  char **ret_reason);
+/* Whether exec_bpf_new() went on with the maps of ExecBpfOptions. */
+bool exec_bpf_inherited_reused(const ExecBpf *b);
+/* The maps to keep for a next latniced (not ours to close): the record, and the per-user shares. */
+int exec_bpf_inherited_fd(ExecBpf *b);
+int exec_bpf_inherited_users_fd(ExecBpf *b);
 ExecBpf *exec_bpf_free(ExecBpf *b);
 static inline void exec_bpf_freep(ExecBpf **b) {
         exec_bpf_free(*b);
@@ -87,9 +99,16 @@ typedef struct ExecBpfInherited {
 int exec_bpf_inherited_list(ExecBpf *b, ExecBpfInherited **ret);
 /* pid's entry: 0, or -ENOENT. */
 int exec_bpf_inherited_get(ExecBpf *b, pid_t pid, ExecBpfInherited *ret);
+/* Drops pid's entry, giving its user's share back (exec.bpf.c's inherited_forget): 0, or < 0. */
 int exec_bpf_inherited_forget(ExecBpf *b, pid_t pid);
 /* True once after a fork did not fit into the map (full): drop what is stale. */
 bool exec_bpf_take_inherited_full(ExecBpf *b);
+/* True once after a user's fork was refused for their share (LATNICE_INHERITED_PER_USER): whose, last. */
+bool exec_bpf_take_inherited_share(ExecBpf *b, uid_t *ret_uid);
+/* A user's share: entries held, forks refused; -ENOENT if it never had an entry. */
+int exec_bpf_inherited_user(ExecBpf *b, uid_t uid, uint64_t *ret_held, uint64_t *ret_refused);
+/* Drops the shares of users who hold no entry any more: how many went. */
+size_t exec_bpf_inherited_users_prune(ExecBpf *b);
 
 typedef struct ExecBpfCounters {
         uint64_t execs;   /* every exec seen by the kernel side */
@@ -100,6 +119,7 @@ typedef struct ExecBpfCounters {
         uint64_t renames_dropped; /* records that did not fit: the process was decided from /proc instead */
         uint64_t forks_inherited; /* new processes that inherited a value of ours (in the inherited map) */
         uint64_t forks_unrecorded; /* of these, not recorded: the map was full */
+        uint64_t forks_over_share; /* of these, not recorded: their user held LATNICE_INHERITED_PER_USER */
 } ExecBpfCounters;
 
 int exec_bpf_counters(ExecBpf *b, ExecBpfCounters *ret);

@@ -31,6 +31,8 @@ ExecEventType task_info_from_event(const void *data, size_t size, uint64_t ns_pe
         *ret = (ExecEvent) {};
         if (size < sizeof(struct latnice_exit_event) || ns_per_tick == 0)
                 return EXEC_EVENT_INVALID;
+        if (ev->type == LATNICE_EVENT_NOTICE)
+                return ret->type = EXEC_EVENT_NOTICE;
         if (ev->type == LATNICE_EVENT_EXIT) {
                 const struct latnice_exit_event *x = data;
 

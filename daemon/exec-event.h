@@ -19,6 +19,7 @@ typedef enum ExecEventType {
         EXEC_EVENT_EXEC,
         EXEC_EVENT_EXIT,
         EXEC_EVENT_RENAME, /* a process renamed itself after exec: an EXEC record without the execve() path */
+        EXEC_EVENT_NOTICE, /* the kernel side set a flag (a fork not recorded): nothing to decide */
 } ExecEventType;
 
 /* argv words a record's arguments are split into, the last one NULL. */

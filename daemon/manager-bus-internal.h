@@ -14,6 +14,18 @@
 /* CollectStats calls that wait for the collection under way; more get Busy. */
 #define STATS_WAITERS_MAX 8
 
+/*
+ * GetTask of a process with many threads: the threads are read this many per turn of the loop, so that
+ * execs, other callers and the watchdog go between (one walk of 10,000 threads in one dispatch stalled
+ * everything for a quarter of a second). Walks in flight are bounded per user and in all; past a bound
+ * the call is refused with LimitsExceeded, which names it.
+ */
+#define TASK_WALK_CHUNK 128
+#define TASK_WALKS_PER_USER 2
+#define TASK_WALKS_MAX 16
+
+typedef struct TaskWalk TaskWalk;
+
 typedef struct ManagerBus {
         sd_bus_slot *object_slot;
         sd_bus_slot *name_slot;
@@ -21,7 +33,12 @@ typedef struct ManagerBus {
         TokenBucket applied; /* for the Applied signal */
         sd_bus_message *stats_waiters[STATS_WAITERS_MAX]; /* answered when the collection ends */
         unsigned n_stats_waiters;
+        TaskWalk *walks[TASK_WALKS_MAX]; /* GetTask replies being filled in, a chunk per turn */
+        unsigned n_walks;
 } ManagerBus;
+
+/* Drops the walks in flight (their callers get no answer: the connection is going). */
+void manager_bus_walks_free(ManagerBus *b);
 
 /* Every method learns its caller first; the argument decides pid or pidfd. */
 #define CALLER_METHOD(name, impl, by_pidfd)                                                               \

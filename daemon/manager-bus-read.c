@@ -55,6 +55,165 @@ static int target_read_own(Manager *m, sd_bus_message *call, const BusCaller *c,
         return target_check_owner(c, t, error);
 }
 
+/* One element of GetTask's array of threads: 0 also for a thread gone meanwhile (left out), or < 0. */
+static int append_thread(Manager *m, sd_bus_message *reply, pid_t pid, pid_t tid) {
+        ThreadSched ts;
+        ProcStat st = {};
+        BusEsc es = {};
+        int r;
+
+        if (sched_thread_get(&m->probe, tid, &ts) < 0)
+                return 0; /* exited meanwhile */
+        (void) proc_stat_read_pid(m->proc_fd, pid, tid, &st);
+        r = sd_bus_message_append(reply, "(ussiitb)", (uint32_t) tid, bus_esc(&es, st.comm),
+                                  sched_policy_to_string(ts.attr.sched_policy), (int32_t) ts.attr.sched_nice,
+                                  (int32_t) ts.latency_nice,
+                                  m->probe.backend == BACKEND_EEVDF_SLICE ? (uint64_t) ts.attr.sched_runtime
+                                                                          : (uint64_t) 0,
+                                  (int) ts.realtime);
+        return bus_esc_done(&es, r);
+}
+
+/* Closes GetTask's array of threads and sends the reply (if the process is still the one read). */
+static int finish_task_reply(Manager *m, const Target *t, sd_bus_message *reply, sd_bus_error *error) {
+        int r;
+
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return target_send_reply(m->proc_fd, t, reply, error);
+}
+
+/* A GetTask whose threads are read a chunk per turn of the loop (TASK_WALK_CHUNK). */
+struct TaskWalk {
+        Manager *m;
+        sd_bus_message *call;
+        sd_bus_message *reply;
+        Target t;
+        uid_t uid;
+        pid_t *tids;
+        int n, next;
+        sd_event_source *source;
+};
+
+static TaskWalk *task_walk_free(TaskWalk *w) {
+        if (!w)
+                return NULL;
+        sd_event_source_disable_unref(w->source);
+        sd_bus_message_unref(w->reply);
+        sd_bus_message_unref(w->call);
+        target_done(&w->t);
+        free(w->tids);
+        free(w);
+        return NULL;
+}
+
+void manager_bus_walks_free(ManagerBus *b) {
+        for (unsigned i = 0; i < b->n_walks; i++)
+                task_walk_free(b->walks[i]);
+        b->n_walks = 0;
+}
+
+/* The walk is over (answered or failed): it leaves the list and goes. */
+static void task_walk_done(Manager *m, TaskWalk *w) {
+        ManagerBus *b = m->bus_state;
+
+        for (unsigned i = 0; b && i < b->n_walks; i++)
+                if (b->walks[i] == w) {
+                        b->walks[i] = b->walks[--b->n_walks];
+                        break;
+                }
+        task_walk_free(w);
+}
+
+static int task_walk_on_turn(sd_event_source *s, void *userdata) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        TaskWalk *w = userdata;
+        Manager *m = w->m;
+        int r = 0, end = w->next + TASK_WALK_CHUNK < w->n ? w->next + TASK_WALK_CHUNK : w->n;
+
+        (void) s;
+        for (; r >= 0 && w->next < end; w->next++)
+                r = append_thread(m, w->reply, w->t.pid, w->tids[w->next]);
+        if (r >= 0 && w->next < w->n)
+                return 0; /* the next chunk at the next turn */
+        if (r >= 0)
+                r = finish_task_reply(m, &w->t, w->reply, &error);
+        if (r < 0 || sd_bus_error_is_set(&error)) {
+                if (!sd_bus_error_is_set(&error))
+                        (void) sd_bus_error_set_errno(&error, r);
+                (void) sd_bus_reply_method_error(w->call, &error);
+        }
+        task_walk_done(m, w);
+        return 0;
+}
+
+/* May c start a walk now? Asked before anything is read, so that a refusal costs nothing. */
+static int task_walk_admit(Manager *m, const BusCaller *c, sd_bus_error *error) {
+        ManagerBus *b = m->bus_state;
+        unsigned mine = 0;
+
+        if (!b)
+                return sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "Not ready.");
+        for (unsigned i = 0; i < b->n_walks; i++)
+                if (b->walks[i]->uid == c->uid)
+                        mine++;
+        if (mine >= TASK_WALKS_PER_USER)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                         "uid %u has %u per-thread walks in flight, the per-user bound: a process "
+                                         "with more than %d threads is read a part at a time; try again when one "
+                                         "has answered.",
+                                         (unsigned) c->uid, mine, TASK_WALK_CHUNK);
+        if (b->n_walks >= TASK_WALKS_MAX)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                         "%u per-thread walks are in flight, the bound for all users together; "
+                                         "try again when one has answered.",
+                                         b->n_walks);
+        return 0;
+}
+
+/*
+ * Takes over the reply (its array open) and the threads left to read: they are read at the turns to
+ * come. Refused past the bounds of walks in flight (per user and in all).
+ */
+static int task_walk_start(Manager *m, sd_bus_message *call, const BusCaller *c, Target *t,
+                           sd_bus_message **reply, pid_t **tids, int n, sd_bus_error *error) {
+        ManagerBus *b = m->bus_state;
+        TaskWalk *w;
+        int r;
+
+        r = task_walk_admit(m, c, error);
+        if (r < 0)
+                return r;
+        w = calloc(1, sizeof(TaskWalk));
+        if (!w)
+                return -ENOMEM;
+        *w = (TaskWalk) {
+                .m = m,
+                .call = sd_bus_message_ref(call),
+                .reply = TAKE_PTR(*reply),
+                .t = *t,
+                .uid = c->uid,
+                .tids = TAKE_PTR(*tids),
+                .n = n,
+        };
+        t->pidfd = -1; /* the walk's now */
+        r = sd_event_add_defer(m->event, &w->source, task_walk_on_turn, w);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(w->source, SD_EVENT_ON);
+        /* After everything else that is ready: execs, other calls, timers. */
+        if (r >= 0)
+                r = sd_event_source_set_priority(w->source, SD_EVENT_PRIORITY_IDLE);
+        if (r >= 0)
+                (void) sd_event_source_set_description(w->source, "task-walk");
+        if (r < 0) {
+                task_walk_free(w);
+                return r;
+        }
+        b->walks[b->n_walks++] = w;
+        return 1;
+}
+
 static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(freep) pid_t *tids = NULL;
@@ -69,6 +228,11 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
         r = target_read_own(m, call, c, by_pidfd, &t, error);
         if (r < 0)
                 return r;
+        if (t.st.num_threads > TASK_WALK_CHUNK) {
+                r = task_walk_admit(m, c, error);
+                if (r < 0)
+                        return r;
+        }
         r = sched_thread_get(&m->probe, t.pid, &main_thread);
         if (r < 0 && r != -ESRCH)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_FAILED, "Cannot read the scheduling of %d: %s",
@@ -100,28 +264,16 @@ static int get_task(Manager *m, sd_bus_message *call, const BusCaller *c, bool b
                 r = sd_bus_message_open_container(reply, 'a', "(ussiitb)");
         if (r < 0)
                 return r;
+        /* XXX: the listing of the threads is one read of /proc/PID/task, a few ms for 10,000 threads. */
         n = proc_list_tasks(m->proc_fd, t.pid, &tids);
+        if (n > TASK_WALK_CHUNK)
+                return task_walk_start(m, call, c, &t, &reply, &tids, n, error);
         for (int i = 0; i < n; i++) {
-                ThreadSched ts;
-                ProcStat st = {};
-
-                if (sched_thread_get(&m->probe, tids[i], &ts) < 0)
-                        continue; /* exited meanwhile */
-                (void) proc_stat_read_pid(m->proc_fd, t.pid, tids[i], &st);
-                r = sd_bus_message_append(reply, "(ussiitb)", (uint32_t) tids[i], bus_esc(&es, st.comm),
-                                          sched_policy_to_string(ts.attr.sched_policy), (int32_t) ts.attr.sched_nice,
-                                          (int32_t) ts.latency_nice,
-                                          m->probe.backend == BACKEND_EEVDF_SLICE ? (uint64_t) ts.attr.sched_runtime
-                                                                                  : (uint64_t) 0,
-                                          (int) ts.realtime);
-                r = bus_esc_done(&es, r);
+                r = append_thread(m, reply, t.pid, tids[i]);
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return target_send_reply(m->proc_fd, &t, reply, error);
+        return finish_task_reply(m, &t, reply, error);
 }
 CALLER_METHOD(method_get_task, get_task, false)
 CALLER_METHOD(method_get_task_by_pidfd, get_task, true)

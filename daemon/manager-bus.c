@@ -389,6 +389,7 @@ void manager_bus_on_disconnected(Manager *m) {
         bus_auth_free(b->auth);
         for (unsigned i = 0; i < b->n_stats_waiters; i++)
                 sd_bus_message_unref(b->stats_waiters[i]);
+        manager_bus_walks_free(b);
         sd_bus_slot_unref(b->name_slot);
         sd_bus_slot_unref(b->object_slot);
         free(b);

@@ -64,10 +64,12 @@ int manager_record(Manager *m, AppliedProcess *n) {
         m->n_thread_entries += (e->tgid > 0) - was_thread;
         manager_state_save(m, e);
         manager_stats_on_record(m, e);
-        if (e->tgid > 0)
-                return 0; /* the process's exit is what the kernel side reports; a thread's goes at a prune */
-        if (m->bpf && !old)
-                (void) exec_bpf_track(m->bpf, n->pid, true);
+        /*
+         * A thread's entry goes at a prune; its process is tracked all the same, so that the kernel side
+         * records the forks that carry the thread's value and lets their execs through (Inherit=no).
+         */
+        if (m->bpf && (!old || e->tgid > 0))
+                (void) exec_bpf_track(m->bpf, e->tgid > 0 ? e->tgid : n->pid, true);
         return 0;
 }
 
@@ -365,14 +367,17 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                 before = res.main_before;
         before_ln = before.latency_nice;
         before_raw = sched_thread_raw(&m->probe, &before);
-        if (fresh_exec && !e) {
+        if (!e && sched_thread_has_value(&m->probe, &before)) {
                 /* A child of a process we set carries our value through fork: what it had before us
-                 * is what its parent had before us, not our own value (or a stop would "restore" it). */
-                const AppliedProcess *parent = manager_applied_parent(m, t, q->parent_start);
+                 * is what its parent had before us, not our own value (or a stop would "restore" it).
+                 * The same for a descendant found later (a scan after a restart): its origin, wherever
+                 * it is (the record of forks). */
+                const AppliedProcess *src = fresh_exec ? manager_applied_parent(m, t, q->parent_start)
+                                                       : applied_source(m, t, q->parent_start, before_raw);
 
-                if (parent && before_raw == parent->raw) {
-                        before_ln = parent->before;
-                        before_raw = parent->before_raw;
+                if (src && before_raw == src->raw) {
+                        before_ln = src->before;
+                        before_raw = src->before_raw;
                 }
         }
         m->tasks_applied += res.n_applied;

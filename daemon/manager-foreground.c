@@ -454,6 +454,8 @@ int manager_foreground_current(Manager *m, uid_t owner, pid_t pid, uint64_t star
 void manager_foreground_drop_adopted(Manager *m, const AppliedProcess *e) {
         int r;
 
+        /* Its forks that carry the boost (alive or not, the boosted process): from the kept record, later. */
+        manager_inherited_note_dropped(m, e);
         if (applied_is_ours(&m->probe, m->proc_fd, e) <= 0)
                 return;
         r = applied_restore(&m->probe, m->proc_fd, e);

@@ -8,8 +8,10 @@
  * BPF, the proc connector's fork and exit events keep the same record here.
  */
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
 
 #include "log.h"
 #include "manager-inherited.h"
@@ -17,18 +19,31 @@
 #include "proc.h"
 #include "util.h"
 
-/* How often a full map is cleaned of what is stale, at most. */
+/* How often a full map is cleaned of what is stale, at most; and a user's full share is said. */
 #define INHERITED_FULL_USEC (10 * 1000 * 1000ULL)
+
+/* The names of the maps in systemd's file descriptor store. */
+#define FDNAME_INHERITED "inherited"
+#define FDNAME_INHERITED_USERS "inherited-users"
 
 /*
  * The proc connector's record: a dense array found by pid through a PidIndex
  * (pid-index.h, as the applied table), at most LATNICE_INHERITED_MAX entries
  * as the kernel's map.
  */
+typedef struct InheritedShare {
+        uid_t uid;
+        uint32_t held;
+        uint64_t refused;
+} InheritedShare;
+
 typedef struct InheritedTable {
         Inherited *entries;
         size_t n, alloc;
         PidIndex index;
+        /* Each user's share (LATNICE_INHERITED_PER_USER), as the kernel's inherited_users; few users. */
+        InheritedShare *shares;
+        size_t n_shares;
 } InheritedTable;
 
 static pid_t inherited_pid(const void *entries, uint32_t k) {
@@ -41,16 +56,60 @@ static Inherited *table_get(InheritedTable *t, pid_t pid) {
         return k != 0 ? &t->entries[k - 1] : NULL;
 }
 
+static InheritedShare *table_share(InheritedTable *t, uid_t uid, bool make) {
+        InheritedShare *v;
+
+        for (size_t i = 0; i < t->n_shares; i++)
+                if (t->shares[i].uid == uid)
+                        return &t->shares[i];
+        if (!make || t->n_shares >= LATNICE_INHERITED_USERS_MAX)
+                return NULL;
+        v = reallocarray(t->shares, t->n_shares + 1, sizeof(InheritedShare));
+        if (!v)
+                return NULL;
+        t->shares = v;
+        v[t->n_shares] = (InheritedShare) { .uid = uid };
+        return &v[t->n_shares++];
+}
+
+static void table_release(InheritedTable *t, uid_t uid) {
+        InheritedShare *s = table_share(t, uid, false);
+
+        if (!s || s->held == 0)
+                return;
+        /* A user who holds nothing leaves the list (what it was refused is said already). */
+        if (--s->held == 0 && s->refused == 0)
+                *s = t->shares[--t->n_shares];
+}
+
+/* 0, -E2BIG (the record is full), -EDQUOT (d->uid holds its share), or -ENOMEM. */
 static int table_put(InheritedTable *t, const Inherited *d) {
         Inherited *old = table_get(t, d->pid);
+        InheritedShare *s;
+        int r;
 
         if (old) {
-                *old = *d;
-                return 0;
+                table_release(t, old->uid);
+                old->uid = (uid_t) -1; /* counted again below, if it fits */
         }
-        if (t->n >= LATNICE_INHERITED_MAX)
+        if (!old && t->n >= LATNICE_INHERITED_MAX)
                 return -E2BIG;
-        return pid_index_append(&t->index, (void **) &t->entries, &t->alloc, &t->n, d, sizeof(Inherited));
+        s = table_share(t, d->uid, true);
+        if (!s)
+                return -E2BIG;
+        if (s->held >= LATNICE_INHERITED_PER_USER) {
+                s->refused++;
+                return -EDQUOT;
+        }
+        if (old)
+                *old = *d;
+        else {
+                r = pid_index_append(&t->index, (void **) &t->entries, &t->alloc, &t->n, d, sizeof(Inherited));
+                if (r < 0)
+                        return r;
+        }
+        s->held++;
+        return 0;
 }
 
 static void table_remove(InheritedTable *t, pid_t pid) {
@@ -58,6 +117,7 @@ static void table_remove(InheritedTable *t, pid_t pid) {
 
         if (k-- == 0)
                 return;
+        table_release(t, t->entries[k].uid);
         pid_index_delete(&t->index, t->entries, pid);
         /* Dense: the last entry fills the gap. */
         if (k != t->n - 1) {
@@ -69,8 +129,11 @@ static void table_remove(InheritedTable *t, pid_t pid) {
 }
 
 void manager_inherited_done(Manager *m) {
+        m->dropped_origins = mfree(m->dropped_origins);
+        m->n_dropped_origins = 0;
         if (m->inherited_nl) {
                 free(m->inherited_nl->entries);
+                free(m->inherited_nl->shares);
                 pid_index_done(&m->inherited_nl->index);
         }
         m->inherited_nl = mfree(m->inherited_nl);
@@ -87,9 +150,11 @@ void manager_inherited_on_fork(Manager *m, pid_t child, pid_t parent) {
         if (p) {
                 d.origin = p->pid;
                 d.origin_start = p->start_time;
+                d.uid = p->uid;
         } else if (from) {
                 d.origin = from->origin;
                 d.origin_start = from->origin_start;
+                d.uid = from->uid;
         } else
                 return; /* nearly every fork: its parent has no value of ours */
         /*
@@ -118,6 +183,9 @@ void manager_inherited_on_fork(Manager *m, pid_t child, pid_t parent) {
         if (r == -E2BIG) {
                 m->inherited_unrecorded++;
                 manager_inherited_on_full(m);
+        } else if (r == -EDQUOT) {
+                m->inherited_unrecorded++;
+                manager_inherited_on_share(m, d.uid);
         } else if (r < 0)
                 (void) log_oom();
 }
@@ -266,12 +334,133 @@ void manager_inherited_on_full(Manager *m) {
         m->inherited_full_usec = now;
         manager_leave_realtime(m);
         n = manager_inherited_list(m, &v);
-        if (m->bpf)
+        if (m->bpf) {
                 (void) exec_bpf_counters(m->bpf, &c);
+                (void) exec_bpf_inherited_users_prune(m->bpf);
+        }
         else
                 c.forks_unrecorded = m->inherited_unrecorded;
         log_warning("The record of processes that inherited a value of ours through fork was full (%" PRIu64
                     " forks not recorded so far; %d of %d entries are about running processes): those not "
                     "recorded are found only while they are in the tree.",
                     c.forks_unrecorded, n, LATNICE_INHERITED_MAX);
+}
+
+void manager_inherited_on_share(Manager *m, uid_t uid) {
+        uint64_t now = monotonic_usec(), held = 0, refused = 0;
+
+        if (m->inherited_share_usec != 0 && now < m->inherited_share_usec + INHERITED_FULL_USEC)
+                return;
+        m->inherited_share_usec = now;
+        if (m->bpf)
+                (void) exec_bpf_inherited_user(m->bpf, uid, &held, &refused);
+        else if (m->inherited_nl) {
+                const InheritedShare *s = table_share(m->inherited_nl, uid, false);
+
+                if (s) {
+                        held = s->held;
+                        refused = s->refused;
+                }
+        }
+        log_warning("The record of processes that inherited a value of ours through fork refused forks of uid %u: "
+                    "it holds %" PRIu64 " entries, its per-user bound is %d (%" PRIu64 " of its forks not recorded "
+                    "so far); those are found only while they are in the tree.",
+                    (unsigned) uid, held, LATNICE_INHERITED_PER_USER, refused);
+}
+
+void manager_inherited_take_stored(Manager *m, int *ret_inherited, int *ret_users) {
+        _cleanup_(strv_freep) char **names = NULL;
+        int n;
+
+        *ret_inherited = *ret_users = -1;
+        (void) m;
+        n = sd_listen_fds_with_names(true, &names);
+        if (n < 0) {
+                log_debug_errno(n, "Failed to read the file descriptors systemd kept for us, ignoring: %m");
+                return;
+        }
+        for (int i = 0; i < n; i++) {
+                int fd = SD_LISTEN_FDS_START + i;
+                const char *name = names ? names[i] : NULL;
+
+                if (streq_ptr(name, FDNAME_INHERITED) && *ret_inherited < 0)
+                        *ret_inherited = fd;
+                else if (streq_ptr(name, FDNAME_INHERITED_USERS) && *ret_users < 0)
+                        *ret_users = fd;
+                else {
+                        log_debug("Closing file descriptor %d (%s) that systemd kept: not ours.", fd,
+                                  name ?: "unnamed");
+                        (void) close(fd);
+                        continue;
+                }
+                (void) fcntl(fd, F_SETFD, FD_CLOEXEC);
+        }
+}
+
+static void store_fd(int fd, const char *name) {
+        _cleanup_(freep) char *msg = NULL;
+        int r;
+
+        /* FDPOLL=0: a map has no poll(); systemd would refuse to watch it, and so the fd. */
+        if (asprintf(&msg, "FDSTORE=1\nFDPOLL=0\nFDNAME=%s", name) < 0)
+                return (void) log_oom();
+        r = sd_pid_notify_with_fds(0, false, msg, &fd, 1);
+        if (r < 0)
+                log_warning_errno(r, "Failed to hand the map '%s' to systemd's file descriptor store, ignoring "
+                                  "(after a crash, processes that inherited a value through fork are not known "
+                                  "as ours): %m", name);
+}
+
+void manager_inherited_store(Manager *m) {
+        if (!m->bpf)
+                return;
+        store_fd(exec_bpf_inherited_fd(m->bpf), FDNAME_INHERITED);
+        store_fd(exec_bpf_inherited_users_fd(m->bpf), FDNAME_INHERITED_USERS);
+}
+
+void manager_inherited_unstore(Manager *m) {
+        if (!m->bpf)
+                return;
+        (void) sd_notify(false, "FDSTOREREMOVE=1\nFDNAME=" FDNAME_INHERITED);
+        (void) sd_notify(false, "FDSTOREREMOVE=1\nFDNAME=" FDNAME_INHERITED_USERS);
+}
+
+void manager_inherited_note_dropped(Manager *m, const AppliedProcess *e) {
+        Inherited *v = reallocarray(m->dropped_origins, m->n_dropped_origins + 1, sizeof(Inherited));
+
+        if (!v)
+                return (void) log_oom();
+        m->dropped_origins = v;
+        /* Here pid/start_time name the origin, and origin/origin_start are unused. */
+        v[m->n_dropped_origins++] = (Inherited) {
+                .pid = e->pid,
+                .start_time = e->start_time,
+                .raw = e->raw,
+                .before_raw = e->before_raw,
+        };
+}
+
+void manager_inherited_drop_origins(Manager *m) {
+        _cleanup_(freep) Inherited *v = NULL;
+        size_t done = 0;
+        int n;
+
+        if (m->n_dropped_origins == 0)
+                return;
+        n = manager_inherited_list(m, &v);
+        for (int i = 0; i < n; i++)
+                for (size_t k = 0; k < m->n_dropped_origins; k++) {
+                        const Inherited *o = &m->dropped_origins[k];
+
+                        if (v[i].origin != o->pid || v[i].origin_start != o->start_time)
+                                continue;
+                        if (manager_inherited_restore(m, &v[i], o->raw, o->before_raw) > 0)
+                                done++;
+                        break;
+                }
+        if (done > 0)
+                log_info("Ended the foreground boost of an earlier latniced on %zu processes that inherited it "
+                         "through fork.", done);
+        m->dropped_origins = mfree(m->dropped_origins);
+        m->n_dropped_origins = 0;
 }

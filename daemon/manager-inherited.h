@@ -18,6 +18,8 @@ typedef struct Inherited {
         uint64_t start_time;   /* clock ticks since boot, as AppliedProcess's */
         pid_t origin;          /* the process latniced set */
         uint64_t origin_start;
+        uint64_t raw, before_raw; /* manager_inherited_note_dropped() only: the value and what was before */
+        uid_t uid;                /* the proc connector's record: whose share it takes */
 } Inherited;
 
 /*
@@ -49,6 +51,26 @@ size_t manager_inherited_restore_all(Manager *m);
 
 /* The kernel could not record a fork (the map is full): drop what is stale, at most every few seconds. */
 void manager_inherited_on_full(Manager *m);
+/* The kernel refused a fork of uid's: it holds its share (LATNICE_INHERITED_PER_USER). Says so, now and then. */
+void manager_inherited_on_share(Manager *m, uid_t uid);
+
+/*
+ * Across a crash or Restart=: the kernel's record lives in BPF maps, which die with the last fd to them.
+ * systemd's file descriptor store (FileDescriptorStoreMax= in the unit) keeps them for the next latniced
+ * while the unit is not fully stopped. _take: the maps an earlier latniced stored (-1 where none; the
+ * caller owns them), at most once per run. _store: ours, after the source is set up. _unstore: at a
+ * clean stop, which restored what the record is about.
+ */
+void manager_inherited_take_stored(Manager *m, int *ret_inherited, int *ret_users);
+void manager_inherited_store(Manager *m);
+void manager_inherited_unstore(Manager *m);
+
+/*
+ * An earlier latniced's value on e (a foreground boost) ended at start, before the source is up: what
+ * e's descendants inherited from it goes back to before_raw too, at manager_inherited_drop_origins().
+ */
+void manager_inherited_note_dropped(Manager *m, const AppliedProcess *e);
+void manager_inherited_drop_origins(Manager *m);
 
 /* The proc connector's events (without BPF): a new process, child of parent (a tgid); a process exited. */
 void manager_inherited_on_fork(Manager *m, pid_t child, pid_t parent);

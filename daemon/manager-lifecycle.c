@@ -303,6 +303,7 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return r;
         log_info("Event source %s: %s", source_kind_to_string(m->source), m->source_reason);
+        manager_inherited_drop_origins(m);
         (void) manager_update_filter(m);
 
         /* After the source is live, so that nothing starting meanwhile is missed. */
@@ -384,6 +385,8 @@ int manager_run(Manager *m) {
                 for (size_t k = 0; k < n_done; k++)
                         manager_forget_full(m, done[k], false);
                 log_notice("Restored the previous values of %zu processes.", n);
+                /* What the record of forks was about is restored: a next latniced starts a new one. */
+                manager_inherited_unstore(m);
         }
         m->state = state_file_close(m->state, state_file_size(m->state) > 0);
         return 0;

@@ -407,6 +407,12 @@ static int manager_on_bpf(sd_event_source *s, int fd, uint32_t revents, void *us
                 manager_arm_rename_sweep(m);
         if (exec_bpf_take_inherited_full(m->bpf))
                 manager_inherited_on_full(m);
+        {
+                uid_t uid;
+
+                if (exec_bpf_take_inherited_share(m->bpf, &uid))
+                        manager_inherited_on_share(m, uid);
+        }
         if (exec_bpf_take_lost(m->bpf)) {
                 ExecBpfCounters c;
 
@@ -694,6 +700,7 @@ static int manager_setup_bpf(Manager *m, char **ret_reason) {
                 .ringbuf_size = m->options.ringbuf_size,
                 .force_tracepoint = m->options.force_tracepoint,
         };
+        _cleanup_(closep) int stored_inherited = -1, stored_users = -1;
         struct stat self;
         int r;
 
@@ -705,17 +712,31 @@ static int manager_setup_bpf(Manager *m, char **ret_reason) {
         o.pidns_dev = self.st_dev;
         o.pidns_ino = self.st_ino;
 
+        /* What an earlier latniced's kernel side recorded (a crash, Restart=): its maps, kept by systemd. */
+        manager_inherited_take_stored(m, &stored_inherited, &stored_users);
+        o.inherited_fd = stored_inherited;
+        o.inherited_users_fd = stored_users;
         r = exec_bpf_new(&o, manager_on_bpf_record, m, &m->bpf, ret_reason);
         if (r < 0)
                 return r;
+        if (exec_bpf_inherited_reused(m->bpf))
+                log_notice("Went on with the record of processes that inherited a value through fork from an "
+                           "earlier latniced.");
+        else if (stored_inherited >= 0 || stored_users >= 0) {
+                log_notice("The record of processes that inherited a value through fork that an earlier latniced "
+                           "left is not of this version's kind: starting a new one.");
+                /* Out of the store, or they would take the new ones' places there (FileDescriptorStoreMax=). */
+                manager_inherited_unstore(m);
+        }
+        manager_inherited_store(m);
         /* Processes taken over from an earlier run: their exits are reported too. */
         {
                 size_t i = 0;
                 AppliedProcess *e;
 
+                /* A thread's entry: its process (manager_record()). */
                 while ((e = applied_table_next(m->applied, &i)))
-                        if (e->tgid == 0) /* a thread's entry goes with its process, at a prune */
-                                (void) exec_bpf_track(m->bpf, e->pid, true);
+                        (void) exec_bpf_track(m->bpf, e->tgid > 0 ? e->tgid : e->pid, true);
         }
         return manager_add_exec_source(m, &m->bpf_event_source, exec_bpf_epoll_fd(m->bpf), manager_on_bpf,
                                        "bpf-ringbuf");

@@ -160,6 +160,11 @@ struct Manager {
         ExecBpf *bpf;
         sd_event_source *bpf_event_source;
         uint64_t inherited_full_usec; /* when the inherited map was last found full (manager-inherited.c) */
+        uint64_t inherited_share_usec; /* when a user's share of it last refused a fork */
+        /* Boosts of an earlier latniced, ended at start: what their forks inherited goes too, once the
+         * source (the kept record) is up. */
+        struct Inherited *dropped_origins;
+        size_t n_dropped_origins;
         struct InheritedTable *inherited_nl; /* the same record, kept from the proc connector's forks */
         uint64_t inherited_unrecorded;       /* forks it could not take */
         struct TaskExe *task_exe; /* what other users' processes execute (manager-lifecycle.c), loaded on first need */

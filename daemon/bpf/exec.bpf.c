@@ -64,6 +64,9 @@ bool quiet_exit_queued = false;
 bool renames_lost_pending = false;
 /* A fork did not fit into inherited: user space drops what is stale there (and says so). */
 bool inherited_full_pending = false;
+/* A fork was refused for its user's share of inherited: which user (the last one), for the daemon to say. */
+bool inherited_share_pending = false;
+__u32 inherited_share_uid = 0;
 
 enum {
         COUNTER_EXECS,   /* every exec seen */
@@ -75,6 +78,7 @@ enum {
         COUNTER_RENAMES_COALESCED, /* renames of a process with one pending already: no record */
         COUNTER_FORKS_INHERITED, /* new processes that inherited a value of the daemon's: in inherited */
         COUNTER_FORKS_UNRECORDED, /* of these, not recorded: inherited was full */
+        COUNTER_FORKS_OVER_SHARE, /* of these, not recorded: their user held LATNICE_INHERITED_PER_USER */
         _COUNTER_MAX,
 };
 
@@ -171,6 +175,18 @@ struct {
         __type(value, struct latnice_inherited);
 } inherited SEC(".maps");
 
+/*
+ * Each user's share of inherited (LATNICE_INHERITED_PER_USER): entries held, forks refused. Entries of
+ * users who hold none any more stay until the daemon drops them (with the record's clean-up).
+ */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, LATNICE_INHERITED_USERS_MAX);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, __u32);
+        __type(value, struct latnice_inherited_user);
+} inherited_users SEC(".maps");
+
 static __always_inline void count(__u32 which) {
         __u64 *v = bpf_map_lookup_elem(&counters, &which);
 
@@ -265,14 +281,31 @@ static __always_inline bool has_custom_value(struct task_struct *task, bool unkn
         return unknown;
 }
 
-/* Could any rule match this exec? Cheap checks first. */
+/*
+ * Is the value the task carries one of the daemon's: it set the process (tracked), or the process
+ * inherited it through fork from one it set (inherited, about this very process)? A value the task's
+ * user set himself (any user may give their own tasks a custom slice) is none of the daemon's business:
+ * it must not open the prefilter to all of that user's execs. tgid: as the daemon sees it.
+ */
+static __always_inline bool carries_our_value(struct task_struct *task, __u32 tgid) {
+        struct latnice_inherited *v;
+
+        if (!has_custom_value(task, false))
+                return false;
+        if (bpf_map_lookup_elem(&tracked, &tgid))
+                return true;
+        v = bpf_map_lookup_elem(&inherited, &tgid);
+        return v && v->start_boottime == BPF_CORE_READ(task, group_leader, start_boottime);
+}
+
+/* Could any rule match this exec (of current)? Cheap checks first. */
 static __always_inline bool prefilter(struct task_struct *task, const char *comm) {
-        __u32 flags = filter_flags;
+        __u32 flags = filter_flags, pid, tgid;
 
         if (!filter_active)
                 return true;
-        /* A task that inherited a value: the daemon resets it if it came from a rule without Inherit=yes. */
-        if (has_custom_value(task, false))
+        /* A task that inherited a value of ours: the daemon resets it if it came from a rule without Inherit=yes. */
+        if (has_custom_value(task, false) && current_ids(&pid, &tgid) && carries_our_value(task, tgid))
                 return true;
         if (name16_in(flags, LATNICE_FILTER_F_COMM, LATNICE_FILTER_F_COMM_PREFIX, &filter_comm, &filter_comm_prefix,
                       comm))
@@ -494,6 +527,44 @@ int exec_tp(struct trace_event_raw_sched_process_exec *ctx) {
         return handle_exec((struct task_struct *) bpf_get_current_task(), (const char *) ctx + off);
 }
 
+/*
+ * A fork was not recorded (*pending: the record full, or its user's share): wake the daemon to read the
+ * flag and say so, once until it has (nothing else may wake it soon: the prefilter keeps execs here).
+ */
+static __always_inline void fork_unrecorded(bool *pending) {
+        struct latnice_exit_event *e;
+
+        if (*pending)
+                return;
+        *pending = true;
+        e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+        if (!e)
+                return;
+        e->type = LATNICE_EVENT_NOTICE;
+        e->flags = 0;
+        e->pid = 0;
+        e->tid = 0;
+        e->start_boottime = 0;
+        bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* The entry of inherited about pid goes, and with it what it took of its user's share. */
+static __always_inline void inherited_drop(__u32 pid) {
+        struct latnice_inherited *v = bpf_map_lookup_elem(&inherited, &pid);
+        struct latnice_inherited_user *u;
+        __u32 uid;
+
+        if (!v)
+                return;
+        uid = v->uid;
+        /* Only the one whose delete succeeds gives the share back: an exit and the daemon may race. */
+        if (bpf_map_delete_elem(&inherited, &pid) < 0)
+                return;
+        u = bpf_map_lookup_elem(&inherited_users, &uid);
+        if (u && u->held > 0)
+                __sync_fetch_and_add(&u->held, -1);
+}
+
 static __always_inline int handle_exit(struct task_struct *task) {
         struct latnice_exit_event *e;
         __u32 pid, tgid;
@@ -511,7 +582,7 @@ static __always_inline int handle_exit(struct task_struct *task) {
                 return 0;
         if (!current_ids(&pid, &tgid))
                 return 0;
-        bpf_map_delete_elem(&inherited, &tgid);
+        inherited_drop(tgid);
         if (!bpf_map_lookup_elem(&tracked, &tgid))
                 return 0;
         bpf_map_delete_elem(&tracked, &tgid);
@@ -571,6 +642,15 @@ static __always_inline int rename_coalesced(struct latnice_rename_pending *p, bo
         return 0;
 }
 
+/* The task's tgid as the daemon sees it (0 if not current and the daemon is in another pid namespace). */
+static __always_inline __u32 task_tgid(struct task_struct *task, bool is_current) {
+        __u32 pid, tgid;
+
+        if (is_current)
+                return current_ids(&pid, &tgid) ? tgid : 0;
+        return ns_translate ? 0 : BPF_CORE_READ(task, tgid);
+}
+
 /* bprm_execve() sets it for the time of an exec; read as a flavor in case a kernel drops it. */
 struct task_struct___execve {
         unsigned int in_execve : 1;
@@ -609,7 +689,7 @@ static __always_inline int handle_rename(struct task_struct *task, const char *n
          * got it, so that it carries no value yet.
          */
         if (filter_active && !(leader ? renames_all : thread_renames_all) &&
-            !(leader && has_custom_value(task, false)) &&
+            !(leader && has_custom_value(task, false) && carries_our_value(task, task_tgid(task, is_current))) &&
             !name16_in(flags, LATNICE_FILTER_F_COMM, LATNICE_FILTER_F_COMM_PREFIX, &filter_comm, &filter_comm_prefix,
                        comm) &&
             !name16_in(flags, LATNICE_FILTER_F_COMM, LATNICE_FILTER_F_COMM_PREFIX, &filter_comm, &filter_comm_prefix,
@@ -685,6 +765,7 @@ static __always_inline __u32 leader_tgid(struct task_struct *task) {
  */
 static __always_inline int handle_fork(struct task_struct *parent, struct task_struct *child) {
         struct latnice_inherited v = {}, *from;
+        struct latnice_inherited_user *user;
         __u32 pid, tgid, child_tgid;
         __u64 parent_start;
 
@@ -709,11 +790,44 @@ static __always_inline int handle_fork(struct task_struct *parent, struct task_s
         if (!child_tgid)
                 return 0;
         v.start_boottime = BPF_CORE_READ(child, start_boottime);
+        v.uid = (__u32) bpf_get_current_uid_gid();
         count(COUNTER_FORKS_INHERITED);
-        if (bpf_map_update_elem(&inherited, &child_tgid, &v, BPF_ANY) < 0) {
-                count(COUNTER_FORKS_UNRECORDED);
-                inherited_full_pending = true;
+        user = bpf_map_lookup_elem(&inherited_users, &v.uid);
+        if (!user) {
+                struct latnice_inherited_user fresh = {};
+
+                bpf_map_update_elem(&inherited_users, &v.uid, &fresh, BPF_NOEXIST);
+                user = bpf_map_lookup_elem(&inherited_users, &v.uid);
+                if (!user)
+                        goto full;
         }
+        /* Forks on several CPUs at once may each pass the check: the share is exceeded by at most that many. */
+        if (user->held >= LATNICE_INHERITED_PER_USER) {
+                __sync_fetch_and_add(&user->refused, 1);
+                count(COUNTER_FORKS_OVER_SHARE);
+                inherited_share_uid = v.uid;
+                fork_unrecorded(&inherited_share_pending);
+                return 0;
+        }
+        /* An entry about an earlier process with the child's pid (its exit went unseen): it goes first. */
+        inherited_drop(child_tgid);
+        if (bpf_map_update_elem(&inherited, &child_tgid, &v, BPF_NOEXIST) < 0)
+                goto full;
+        __sync_fetch_and_add(&user->held, 1);
+        return 0;
+full:
+        count(COUNTER_FORKS_UNRECORDED);
+        fork_unrecorded(&inherited_full_pending);
+        return 0;
+}
+
+/*
+ * The daemon's way to drop an entry of inherited (a process it reset, or found gone): here, so that the
+ * user's share is given back exactly once, whoever (an exit, the daemon) gets there first.
+ */
+SEC("syscall")
+int inherited_forget(struct latnice_inherited_forget_args *args) {
+        inherited_drop(args->pid);
         return 0;
 }
 

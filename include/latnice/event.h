@@ -20,6 +20,7 @@ enum latnice_event_type {
         LATNICE_EVENT_EXEC = 1,
         LATNICE_EVENT_EXIT = 2,
         LATNICE_EVENT_RENAME = 3, /* a struct latnice_event: comm is the new name, no execve() path */
+        LATNICE_EVENT_NOTICE = 4, /* a struct latnice_exit_event, nothing else: read the flags of .bss */
 };
 
 enum latnice_event_flags {
@@ -126,13 +127,32 @@ struct latnice_name32 {
  * forked them and exited). Bounded: past this many, a fork is counted, not recorded (see latniced(8)).
  */
 #define LATNICE_INHERITED_MAX 16384
+/*
+ * One user's share of it (exec.bpf.c's inherited_users, by real uid at fork): a user who holds any of
+ * the daemon's values cannot fill the record with long-lived forks and leave everybody else's forks
+ * unrecorded. Past it, that user's forks are counted and refused (the daemon names the bound).
+ */
+#define LATNICE_INHERITED_PER_USER 1024
+/* Users that hold entries of inherited at once (inherited_users). */
+#define LATNICE_INHERITED_USERS_MAX 4096
 
 /* A value of inherited; key: the child's tgid as the daemon sees it. */
 struct latnice_inherited {
         __u32 origin;                /* the process the daemon set, its tgid: where the value came from */
-        __u32 reserved;
+        __u32 uid;                   /* whose share of the record it takes (real uid at fork) */
         __u64 origin_start_boottime; /* its start (ns since boot): a later process with its pid is not it */
         __u64 start_boottime;        /* the child's own start */
+};
+
+/* A value of inherited_users; key: a real uid. */
+struct latnice_inherited_user {
+        __s64 held;    /* entries of inherited it holds */
+        __u64 refused; /* forks not recorded: it held its share */
+};
+
+/* What the daemon hands exec.bpf.c's inherited_forget program (bpf_prog_test_run). */
+struct latnice_inherited_forget_args {
+        __u32 pid;
 };
 
 /* What taskexe.bpf.c's iterator writes per process. */

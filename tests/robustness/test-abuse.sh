@@ -3,7 +3,8 @@
 # Abuse cases against the ASan daemon, one daemon for all, each case its own checks:
 #   reload storms (defect 1), non-UTF-8 process names (3), nobody reading root's command line (8),
 #   the Threads=main bypass of SetLatencyNice (7), a user namespace faking Exe= (9),
-#   Override=no and a foreign slice a little off the default (10).
+#   Override=no and a foreign slice a little off the default (10), and GetTask hammered on a
+#   10,000-thread process while short-lived processes of a rule run (issue 52, item 2).
 NAME_PREFIX=rb-abuse
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 robust_setup
@@ -17,6 +18,7 @@ cp /bin/bash "$B/lnt-secret"
 cp "${LATNICE_HELPER_THREADS:-$(dirname "$CTL_BIN")/../tests/helper-threads}" "$B/lnt-threads" 2>/dev/null ||
         { echo "FAIL - helper-threads is not built"; exit 1; }
 mkdir -p "$WORK/root/run" "$WORK/root/usr/lib"
+mkfifo -m 666 "$WORK/fifo-short"
 SECRET=xyzzy-secret-$RANDOM$RANDOM
 cat > "$WORK/root/etc/latnice.d/50-abuse.conf" <<EOF
 [Process odd]
@@ -236,6 +238,56 @@ check "GetTask says set by: foreign (${out:0:90})" grep -q "^OK (dbus.String('ln
 # (A value carried into the exec of a matched program is "inherited, not chosen for this program"
 # by design (manager_decide): the rule applies then; latnicectl run goes through SetLatencyNice,
 # whose manual value stays across the exec. Not checked here.)
+
+# ---- per-thread walks hammered (issue 52, item 2) ---------------------------------------------------
+# nobody calls GetTask on its own 10,000-thread process from 4 loops at once, all the time, while 100
+# short-lived processes of a rule start one after the other: each still gets its value (each writes the
+# slice it has at the end of its 0.2 s), the walks still answer whole (10,000 threads), and the walks
+# one user may have in flight are bounded with an error that names the bound.
+cp /bin/bash "$B/lnt-short"
+r=$(prop Reloads)
+printf '[Process short]\nComm=lnt-short\nLatencyNice=3\n' > "$WORK/root/etc/latnice.d/80-short.conf"
+check "the short rule is loaded" eventually 15 reloads_above "$r"
+big=$(spawn big setpriv --reuid=65534 --regid=65534 --clear-groups "$I/lnt-threads" 10000)
+for ((i = 0; i < 300; i++)); do [[ $(in_ ls "/proc/$big/task" 2>/dev/null | wc -l) -ge 10000 ]] && break; sleep 0.1; done
+check "nobody's $big has 10,000 threads" [ "$(in_ ls "/proc/$big/task" | wc -l)" -ge 10000 ]
+cat > "$WORK/hammer.py" <<'PYEOF'
+# hammer.py PID STOPFILE: GetTask(PID) in a loop until STOPFILE exists; a line per reply:
+# "OK <threads>" or "ERROR <name> | <message>"
+import os, sys, dbus
+o = dbus.Interface(dbus.SystemBus().get_object("org.latnice1", "/org/latnice1", introspect=False),
+                   "org.latnice1.Manager")
+while not os.path.exists(sys.argv[2]):
+    try:
+        print("OK", len(o.GetTask(dbus.UInt32(int(sys.argv[1])), timeout=60)[7]), flush=True)
+    except dbus.DBusException as e:
+        print("ERROR", e.get_dbus_name(), "|", e.get_dbus_message(), flush=True)
+PYEOF
+chmod a+r "$WORK/hammer.py"
+hp=()
+for k in 1 2 3 4; do
+        as_nobody $PY "$IN/hammer.py" "$big" "$IN/hammer.stop" > "$WORK/hammer-out.$k" 2>&1 &
+        hp+=($!)
+done
+sleep 2
+: > "$WORK/short.out"
+chmod 666 "$WORK/short.out"
+in_ bash -c "for ((i = 0; i < 100; i++)); do
+        setsid -f $I/lnt-short -c 'read -t 0.2 x <> $IN/fifo-short; while read -r k _ v; do
+                [[ \$k == se.slice ]] && echo \$v >> $IN/short.out; done < /proc/\$\$/sched' </dev/null >/dev/null 2>&1
+        read -t 0.05 x <> $IN/fifo-short
+done"
+sleep 1
+touch "$WORK/hammer.stop"
+wait "${hp[@]}"
+got=$(grep -cx "$(S 3)" "$WORK/short.out")
+note "hammer replies: $(cat "$WORK"/hammer-out.* | awk '{ print $1, $2 }' | sort | uniq -c | tr -s ' \n' ' ')"
+check "all 100 short-lived processes got their value while GetTask was hammered ($got of $(wc -l < "$WORK/short.out") wrote $(S 3))" \
+        [ "$got" = 100 ]
+check "the hammered walks still answer whole (a reply with 10,000 threads)" grep -qx "OK 1000[0-9]" "$WORK"/hammer-out.*
+check "the walks one user has in flight are bounded, and the refusal names the bound ($(grep -h -m1 LimitsExceeded "$WORK"/hammer-out.* | cut -c1-150))" \
+        grep -q "LimitsExceeded.*per-thread walks" "$WORK"/hammer-out.*
+in_ kill "$big"
 
 check "same daemon throughout (NRestarts $(restarts))" [ "$(daemon_pid)" = "$DPID" -a "$(restarts)" = 0 ]
 robust_finish

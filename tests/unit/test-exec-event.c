@@ -217,8 +217,11 @@ TEST(rename) {
         ASSERT_EQ(task_info_from_event(&b, n, NS_PER_TICK, &buf, &ev), EXEC_EVENT_RENAME);
         ASSERT_EQ(ev.pid, 4242);
         ASSERT_EQ(ev.tid, 4250);
+        /* the kernel side's wake-up to read its flags: nothing to decide */
+        b.ev.type = LATNICE_EVENT_NOTICE;
+        ASSERT_EQ(task_info_from_event(&b, n, NS_PER_TICK, &buf, &ev), EXEC_EVENT_NOTICE);
         /* a type beyond the known ones is still invalid */
-        b.ev.type = LATNICE_EVENT_RENAME + 1;
+        b.ev.type = LATNICE_EVENT_NOTICE + 1;
         ASSERT_EQ(task_info_from_event(&b, n, NS_PER_TICK, &buf, &ev), EXEC_EVENT_INVALID);
 }
 
