@@ -14,14 +14,28 @@
 /* CollectStats calls that wait for the collection under way; more get Busy. */
 #define STATS_WAITERS_MAX 8
 
+/*
+ * A CollectStats call waiting for the collection. Its caller's bus name is
+ * tracked: a caller that hangs up frees its slot at once (not when the
+ * collection ends), and a collection nobody waits for any more ends.
+ */
+typedef struct StatsWaiter {
+        sd_bus_message *call;
+        sd_bus_track *track;  /* NULL on a direct connection (no bus names) */
+        sd_bus_slot *check;   /* NameHasOwner: the caller may have gone before the track's match was in */
+} StatsWaiter;
+
 typedef struct ManagerBus {
         sd_bus_slot *object_slot;
         sd_bus_slot *name_slot;
         BusAuth *auth;
         TokenBucket applied; /* for the Applied signal */
-        sd_bus_message *stats_waiters[STATS_WAITERS_MAX]; /* answered when the collection ends */
+        StatsWaiter stats_waiters[STATS_WAITERS_MAX]; /* answered when the collection ends */
         unsigned n_stats_waiters;
 } ManagerBus;
+
+/* manager-bus-change.c: the waiters dropped unanswered (the bus is going). */
+void manager_bus_stats_waiters_free(ManagerBus *b);
 
 /* Every method learns its caller first; the argument decides pid or pidfd. */
 #define CALLER_METHOD(name, impl, by_pidfd)                                                               \
@@ -51,3 +65,4 @@ int method_set_latency_nice_by_pidfd(sd_bus_message *call, void *userdata, sd_bu
 int method_set_foreground(sd_bus_message *call, void *userdata, sd_bus_error *error);
 int method_set_foreground_by_pidfd(sd_bus_message *call, void *userdata, sd_bus_error *error);
 int method_collect_stats(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_get_last_stats(sd_bus_message *call, void *userdata, sd_bus_error *error);
