@@ -284,6 +284,15 @@ static int set_foreground_now(sd_bus_message *call, void *data, sd_bus_error *er
         return sd_bus_reply_method_return(call, "u", (uint32_t) r);
 }
 
+/* Nothing of the caller's has focus: its own boost ends; nothing to authorize. */
+static int end_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, bool unused, sd_bus_error *error) {
+        int r;
+
+        r = manager_foreground_set(m, c->uid, 0, 0, c->uid, NULL, NULL);
+        return r < 0 ? r : sd_bus_reply_method_return(call, "u", (uint32_t) 0);
+}
+CALLER_METHOD(method_end_foreground, end_foreground, false)
+
 static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd,
                           sd_bus_error *error) {
         _cleanup_(set_request_freep) SetRequest *s = NULL;
@@ -294,11 +303,9 @@ static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, 
         r = by_pidfd ? sd_bus_message_read(call, "h", &fd) : sd_bus_message_read(call, "u", &upid);
         if (r < 0)
                 return r;
-        if (!by_pidfd && upid == 0) {
-                /* 0: nothing of the caller's has focus (its own boost ends; nothing to authorize). */
-                r = manager_foreground_set(m, c->uid, 0, 0, c->uid, NULL, NULL);
-                return r < 0 ? r : sd_bus_reply_method_return(call, "u", (uint32_t) 0);
-        }
+        if (!by_pidfd && upid == 0)
+                /* 0: what EndForeground says (kept: latnice-focus of earlier versions calls it so). */
+                return end_foreground(m, call, c, false, error);
         if (!by_pidfd && upid > INT_MAX)
                 return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_PID, "Invalid PID %" PRIu32 ".", upid);
         if (!manager_foreground_enabled(m))

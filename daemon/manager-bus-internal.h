@@ -64,5 +64,6 @@ int method_set_latency_nice(sd_bus_message *call, void *userdata, sd_bus_error *
 int method_set_latency_nice_by_pidfd(sd_bus_message *call, void *userdata, sd_bus_error *error);
 int method_set_foreground(sd_bus_message *call, void *userdata, sd_bus_error *error);
 int method_set_foreground_by_pidfd(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_end_foreground(sd_bus_message *call, void *userdata, sd_bus_error *error);
 int method_collect_stats(sd_bus_message *call, void *userdata, sd_bus_error *error);
 int method_get_last_stats(sd_bus_message *call, void *userdata, sd_bus_error *error);

@@ -280,6 +280,10 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("h", pidfd),
                                 SET_FOREGROUND_RESULT,
                                 method_set_foreground_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("EndForeground",
+                                SD_BUS_NO_ARGS,
+                                SET_FOREGROUND_RESULT,
+                                method_end_foreground, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_METHOD_WITH_ARGS("CollectStats",
                                 SD_BUS_ARGS("u", seconds),
