@@ -123,6 +123,12 @@ NB_RSYNC=$(main_pid gm-nb-rsync.service)
 check "  a copy named rsync started after it gets the backups rule's 19 (by name)" eventually 10 is_value "$NB_RSYNC" 19
 NB_PW=$(main_pid gm-nb-pipewire.service)
 check "  the copy named pipewire gets no value under desktop (has: $(value "$NB_PW"))" is_value "$NB_PW" 0
+# The decision in the journal, with the fields that let a log tool find it (include/latnice/journal.h).
+APPLIED_ID=$(sed -n 's/^#define LATNICE_MESSAGE_APPLIED "\([0-9a-f]\{32\}\)"$/\1/p' "$SRC/include/latnice/journal.h" 2>/dev/null)
+jr=$(in_ journalctl -u latniced --no-pager -o export "MESSAGE_ID=${APPLIED_ID:-none}" "TARGET_PID=$NB_RSYNC" 2>&1)
+check "  the journal has its decision by MESSAGE_ID and TARGET_PID, with RULE=backups and LATENCY_NICE=19" \
+        eval 'grep -qx "RULE=backups" <<< "$jr" && grep -qx "LATENCY_NICE=19" <<< "$jr" &&
+                grep -q "^MESSAGE=rsync\[$NB_RSYNC\]: LatencyNice=19 from" <<< "$jr"'
 
 # Logins with pam_systemd, as a display manager makes them; each waits for the test to end it.
 login() { # login USER TYPE
