@@ -45,6 +45,30 @@ static int read_last_stats(sd_bus_message *m, void *field) {
         return sd_bus_message_exit_container(m);
 }
 
+/*
+ * The property says when and how long; the rules and their numbers come from GetLastStats, which polkit
+ * allows to root and the active session (never asking here: status is no reason for a password).
+ */
+static int read_last_stats_full(CtlStats *stats) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        if (stats->finished_usec == 0)
+                return 0; /* nothing collected yet */
+        r = ctl_bus_connect(&bus, NULL);
+        if (r < 0)
+                return r;
+        (void) sd_bus_set_allow_interactive_authorization(bus, false);
+        r = sd_bus_call_method(bus, LATNICE_BUS_NAME, LATNICE_BUS_PATH, LATNICE_BUS_INTERFACE, "GetLastStats", &error,
+                               &reply, NULL);
+        if (r < 0)
+                return r;
+        ctl_stats_done(stats);
+        return ctl_stats_read(reply, stats);
+}
+
 static const CtlProperty status_properties[] = {
         { "Version", "s", NULL, offsetof(Status, version) },
         { "Backend", "s", NULL, offsetof(Status, backend) },
@@ -187,6 +211,7 @@ int verb_status(Ctl *ctl) {
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(freep) char *files = NULL, *errors = NULL, *stats = NULL;
         char slice[32] = "", note[512], preempt[512] = "";
+        bool last_stats_hidden;
         int r;
 
         r = daemon_call(ctl, &get_all, LATNICE_BUS_INTERFACE, &reply, &t);
@@ -212,7 +237,11 @@ int verb_status(Ctl *ctl) {
         for (char **e = s.rule_errors; e && *e; e++)
                 if (strextendf(&errors, "\n  %s", *e) < 0)
                         return ctl_bad_reply(-ENOMEM);
+        last_stats_hidden = read_last_stats_full(&s.last_stats) < 0;
         stats = ctl_stats_status_text(&s.last_stats);
+        if (stats && last_stats_hidden && strextendf(&stats, "\n(the rules' numbers: root or the active session's "
+                                                            "user only)") < 0)
+                return ctl_bad_reply(-ENOMEM);
 
         table_add_stringf(t, "latniced %s on %s", s.version ?: "?", LATNICE_BUS_NAME);
         table_add_string(t, s.version);

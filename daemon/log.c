@@ -2,6 +2,8 @@
 /* Log sink: journal when we run under systemd with stderr connected to it, else stderr. */
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <systemd/sd-journal.h>
 
@@ -56,29 +58,87 @@ static bool message_needs_escape(const char *s) {
         return !utf8_is_valid(s);
 }
 
-int log_internal(int level, int error, const char *func, const char *format, ...) {
+/* A field's "KEY=value" with the value made safe as a message is, into iov (the string kept in *ret_free). */
+static int field_iov(struct iovec *iov, char **ret_free, const char *fmt, ...) _printf_(3, 4);
+static int field_iov(struct iovec *iov, char **ret_free, const char *fmt, ...) {
+        char *s, *e;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        if (message_needs_escape(s)) {
+                e = utf8_escape_invalid(s, true);
+                free(s);
+                if (!e)
+                        return -ENOMEM;
+                s = e;
+        }
+        *ret_free = s;
+        *iov = (struct iovec) { .iov_base = s, .iov_len = strlen(s) };
+        return 0;
+}
+
+static void log_emit(int level, int error, const LogDecision *d, const char *func, const char *format, va_list ap) {
         _cleanup_(freep) char *escaped = NULL;
+        char *fields[8] = {};
+        struct iovec iov[8];
         const char *msg;
         char buf[2048];
-        va_list ap;
+        size_t n = 0;
         int saved = errno;
 
         /* %m in the format refers to error, as in systemd. */
         errno = error < 0 ? -error : error;
-        va_start(ap, format);
         vsnprintf(buf, sizeof(buf), format, ap);
-        va_end(ap);
         errno = saved;
         msg = buf;
         if (message_needs_escape(buf)) {
                 escaped = utf8_escape_invalid(buf, true);
                 msg = escaped ?: "(message dropped: out of memory)";
         }
-
-        if (use_journal)
-                sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%i", level, "CODE_FUNC=%s", func,
-                                error != 0 ? "ERRNO=%i" : NULL, error < 0 ? -error : error, NULL);
-        else
+        if (!use_journal) {
                 fprintf(stderr, "%s\n", msg);
+                return;
+        }
+        if (field_iov(&iov[n], &fields[n], "MESSAGE=%s", msg) >= 0)
+                n++;
+        if (field_iov(&iov[n], &fields[n], "PRIORITY=%i", level) >= 0)
+                n++;
+        if (field_iov(&iov[n], &fields[n], "CODE_FUNC=%s", func) >= 0)
+                n++;
+        if (error != 0 && field_iov(&iov[n], &fields[n], "ERRNO=%i", error < 0 ? -error : error) >= 0)
+                n++;
+        if (d && d->message_id && field_iov(&iov[n], &fields[n], "MESSAGE_ID=%s", d->message_id) >= 0)
+                n++;
+        if (d && d->target_pid > 0 && field_iov(&iov[n], &fields[n], "TARGET_PID=%d", (int) d->target_pid) >= 0)
+                n++;
+        if (d && field_iov(&iov[n], &fields[n], "LATENCY_NICE=%d", d->latency_nice) >= 0)
+                n++;
+        if (d && d->rule && field_iov(&iov[n], &fields[n], "RULE=%s", d->rule) >= 0)
+                n++;
+        (void) sd_journal_sendv(iov, (int) n);
+        for (size_t i = 0; i < n; i++)
+                free(fields[i]);
+}
+
+int log_internal(int level, int error, const char *func, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        log_emit(level, error, NULL, func, format, ap);
+        va_end(ap);
         return error > 0 ? -error : error;
+}
+
+int log_internal_decision(int level, const LogDecision *d, const char *func, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        log_emit(level, 0, d, func, format, ap);
+        va_end(ap);
+        return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <syslog.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -34,3 +35,19 @@ _printf_(4, 5) int log_internal(int level, int error, const char *func, const ch
 #define log_warning_errno(e, ...) log_full_errno(LOG_WARNING, e, __VA_ARGS__)
 #define log_error_errno(e, ...) log_full_errno(LOG_ERR, e, __VA_ARGS__)
 #define log_oom() log_error_errno(-ENOMEM, "Out of memory.")
+
+/* The journal fields of a decision (include/latnice/journal.h); on stderr the message alone. */
+typedef struct LogDecision {
+        const char *message_id; /* LATNICE_MESSAGE_* */
+        pid_t target_pid;
+        const char *rule;       /* NULL: no rule decided */
+        int latency_nice;
+} LogDecision;
+
+_printf_(4, 5) int log_internal_decision(int level, const LogDecision *d, const char *func, const char *format, ...);
+
+#define log_decision(level, message_id, pid, rule, value, ...)                                               \
+        ({ int _l = (level);                                                                                  \
+           _l <= log_get_max_level() ?                                                                        \
+                   log_internal_decision(_l, &(LogDecision) { (message_id), (pid), (rule), (value) }, __func__, \
+                                         __VA_ARGS__) : 0; })

@@ -284,6 +284,15 @@ static int set_foreground_now(sd_bus_message *call, void *data, sd_bus_error *er
         return sd_bus_reply_method_return(call, "u", (uint32_t) r);
 }
 
+/* Nothing of the caller's has focus: its own boost ends; nothing to authorize. */
+static int end_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, bool unused, sd_bus_error *error) {
+        int r;
+
+        r = manager_foreground_set(m, c->uid, 0, 0, c->uid, NULL, NULL);
+        return r < 0 ? r : sd_bus_reply_method_return(call, "u", (uint32_t) 0);
+}
+CALLER_METHOD(method_end_foreground, end_foreground, false)
+
 static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, bool by_pidfd,
                           sd_bus_error *error) {
         _cleanup_(set_request_freep) SetRequest *s = NULL;
@@ -294,11 +303,9 @@ static int set_foreground(Manager *m, sd_bus_message *call, const BusCaller *c, 
         r = by_pidfd ? sd_bus_message_read(call, "h", &fd) : sd_bus_message_read(call, "u", &upid);
         if (r < 0)
                 return r;
-        if (!by_pidfd && upid == 0) {
-                /* 0: nothing of the caller's has focus (its own boost ends; nothing to authorize). */
-                r = manager_foreground_set(m, c->uid, 0, 0, c->uid, NULL, NULL);
-                return r < 0 ? r : sd_bus_reply_method_return(call, "u", (uint32_t) 0);
-        }
+        if (!by_pidfd && upid == 0)
+                /* 0: what EndForeground says (kept: latnice-focus of earlier versions calls it so). */
+                return end_foreground(m, call, c, false, error);
         if (!by_pidfd && upid > INT_MAX)
                 return sd_bus_error_setf(error, LATNICE_ERROR_INVALID_PID, "Invalid PID %" PRIu32 ".", upid);
         if (!manager_foreground_enabled(m))
@@ -341,9 +348,85 @@ CALLER_METHOD(method_set_foreground, set_foreground, false)
 CALLER_METHOD(method_set_foreground_by_pidfd, set_foreground, true)
 
 /* CollectStats: the collection is the manager's (manager-stats.c); here who may ask and who waits. */
+static void stats_waiter_done(StatsWaiter *w) {
+        w->check = sd_bus_slot_unref(w->check);
+        w->track = sd_bus_track_unref(w->track);
+        w->call = sd_bus_message_unref(w->call);
+}
+
+void manager_bus_stats_waiters_free(ManagerBus *b) {
+        for (unsigned i = 0; i < b->n_stats_waiters; i++)
+                stats_waiter_done(&b->stats_waiters[i]);
+        b->n_stats_waiters = 0;
+}
+
+/* The waiter of track hung up: its slot is free; with nobody left waiting, the collection ends. */
+static void stats_waiter_gone(Manager *m, sd_bus_track *track) {
+        ManagerBus *b = m->bus_state;
+
+        if (!b)
+                return;
+        for (unsigned i = 0; i < b->n_stats_waiters; i++) {
+                if (b->stats_waiters[i].track != track)
+                        continue;
+                stats_waiter_done(&b->stats_waiters[i]);
+                memmove(&b->stats_waiters[i], &b->stats_waiters[i + 1],
+                        (b->n_stats_waiters - i - 1) * sizeof(StatsWaiter));
+                b->stats_waiters[--b->n_stats_waiters] = (StatsWaiter) {};
+                break;
+        }
+        if (b->n_stats_waiters == 0)
+                manager_stats_cancel(m);
+}
+
+static int stats_waiter_on_gone(sd_bus_track *track, void *userdata) {
+        stats_waiter_gone(userdata, track);
+        return 0;
+}
+
+static int stats_waiter_on_check(sd_bus_message *reply, void *userdata, sd_bus_error *unused) {
+        sd_bus_track *track = userdata;
+        int has_owner = 0;
+
+        /* An error (the bus refused the question) keeps the waiter: its slot is freed when the collection ends. */
+        if (sd_bus_message_is_method_error(reply, NULL) || sd_bus_message_read(reply, "b", &has_owner) < 0 ||
+            has_owner)
+                return 0;
+        stats_waiter_gone(sd_bus_track_get_userdata(track), track);
+        return 0;
+}
+
+/* Takes a slot for call, tracking its caller's connection. */
+static int stats_waiter_add(Manager *m, sd_bus_message *call) {
+        ManagerBus *b = m->bus_state;
+        StatsWaiter w = { .call = sd_bus_message_ref(call) };
+        const char *sender = sd_bus_message_get_sender(call);
+        sd_bus *bus = sd_bus_message_get_bus(call);
+        int r;
+
+        if (sender) {
+                r = sd_bus_track_new(bus, &w.track, stats_waiter_on_gone, m);
+                if (r >= 0)
+                        r = sd_bus_track_add_sender(w.track, call);
+                /* Sent after the track's AddMatch: the bus answers in order, so a caller gone before the match
+                 * was in place is known gone here. */
+                if (r >= 0)
+                        r = sd_bus_call_method_async(bus, &w.check, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                     "org.freedesktop.DBus", "NameHasOwner", stats_waiter_on_check,
+                                                     w.track, "s", sender);
+                if (r < 0) {
+                        stats_waiter_done(&w);
+                        return r;
+                }
+        }
+        b->stats_waiters[b->n_stats_waiters++] = w;
+        return 0;
+}
+
 static int collect_stats_now(sd_bus_message *call, void *data, sd_bus_error *error) {
         Manager *m = data;
         ManagerBus *b = m->bus_state;
+        bool started = false;
         uint32_t seconds;
         int r;
 
@@ -370,9 +453,15 @@ static int collect_stats_now(sd_bus_message *call, void *data, sd_bus_error *err
                                                  "Cannot collect scheduler statistics here: %s.",
                                                  reason ?: strerror(-r));
                 }
+                started = true;
         }
         /* A caller that comes while one runs gets the same result, when it ends. */
-        b->stats_waiters[b->n_stats_waiters++] = sd_bus_message_ref(call);
+        r = stats_waiter_add(m, call);
+        if (r < 0) {
+                if (started && b->n_stats_waiters == 0)
+                        manager_stats_cancel(m);
+                return r;
+        }
         return 1;
 }
 
@@ -392,16 +481,37 @@ static int collect_stats(Manager *m, sd_bus_message *call, const BusCaller *c, b
 }
 CALLER_METHOD(method_collect_stats, collect_stats, false)
 
+/* GetLastStats: the last result names rules and counts their processes: who may collect may read it. */
+static int get_last_stats_now(sd_bus_message *call, void *data, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = data;
+        int r;
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r >= 0)
+                r = bus_append_stats_result(reply, manager_stats_last(m));
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        return r < 0 ? r : 1;
+}
+
+static int get_last_stats(Manager *m, sd_bus_message *call, const BusCaller *c, bool unused, sd_bus_error *error) {
+        return bus_auth_polkit(m->bus_state->auth, call, c, LATNICE_POLKIT_STATS, NULL, get_last_stats_now, m, NULL,
+                               error);
+}
+CALLER_METHOD(method_get_last_stats, get_last_stats, false)
+
 void manager_bus_stats_done(Manager *m, const StatsResult *result, int error) {
         ManagerBus *b = m->bus_state;
 
         if (!b)
                 return;
         for (unsigned i = 0; i < b->n_stats_waiters; i++) {
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = b->stats_waiters[i], *reply = NULL;
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = TAKE_PTR(b->stats_waiters[i].call),
+                                                                 *reply = NULL;
                 int r;
 
-                b->stats_waiters[i] = NULL;
+                stats_waiter_done(&b->stats_waiters[i]);
                 if (!result) {
                         if (error == -ECANCELED)
                                 (void) sd_bus_reply_method_errorf(call, SD_BUS_ERROR_FAILED,

@@ -26,12 +26,23 @@
 
 typedef struct TaskWalk TaskWalk;
 
+/*
+ * A CollectStats call waiting for the collection. Its caller's bus name is
+ * tracked: a caller that hangs up frees its slot at once (not when the
+ * collection ends), and a collection nobody waits for any more ends.
+ */
+typedef struct StatsWaiter {
+        sd_bus_message *call;
+        sd_bus_track *track;  /* NULL on a direct connection (no bus names) */
+        sd_bus_slot *check;   /* NameHasOwner: the caller may have gone before the track's match was in */
+} StatsWaiter;
+
 typedef struct ManagerBus {
         sd_bus_slot *object_slot;
         sd_bus_slot *name_slot;
         BusAuth *auth;
         TokenBucket applied; /* for the Applied signal */
-        sd_bus_message *stats_waiters[STATS_WAITERS_MAX]; /* answered when the collection ends */
+        StatsWaiter stats_waiters[STATS_WAITERS_MAX]; /* answered when the collection ends */
         unsigned n_stats_waiters;
         TaskWalk *walks[TASK_WALKS_MAX]; /* GetTask replies being filled in, a chunk per turn */
         unsigned n_walks;
@@ -39,6 +50,8 @@ typedef struct ManagerBus {
 
 /* Drops the walks in flight (their callers get no answer: the connection is going). */
 void manager_bus_walks_free(ManagerBus *b);
+/* manager-bus-change.c: the waiters dropped unanswered (the bus is going). */
+void manager_bus_stats_waiters_free(ManagerBus *b);
 
 /* Every method learns its caller first; the argument decides pid or pidfd. */
 #define CALLER_METHOD(name, impl, by_pidfd)                                                               \
@@ -67,4 +80,6 @@ int method_set_latency_nice(sd_bus_message *call, void *userdata, sd_bus_error *
 int method_set_latency_nice_by_pidfd(sd_bus_message *call, void *userdata, sd_bus_error *error);
 int method_set_foreground(sd_bus_message *call, void *userdata, sd_bus_error *error);
 int method_set_foreground_by_pidfd(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_end_foreground(sd_bus_message *call, void *userdata, sd_bus_error *error);
 int method_collect_stats(sd_bus_message *call, void *userdata, sd_bus_error *error);
+int method_get_last_stats(sd_bus_message *call, void *userdata, sd_bus_error *error);

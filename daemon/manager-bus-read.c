@@ -341,6 +341,11 @@ static int explain(Manager *m, sd_bus_message *call, const BusCaller *c, bool by
         r = match_explain(m->rules, NULL, &t, true, &ex);
         if (r < 0)
                 return r;
+        /* The parent is the chain's first link (read with the same start-time check): named under the same
+         * condition, after the match, which saw its name. */
+        if (c->uid != 0 && t.parent_comm &&
+            (p.n_ancestors == 0 || p.ancestors[0].pid != p.stat.ppid || p.ancestors[0].hidden))
+                t.parent_comm = "?";
         how = match_how_to_string(ex.how);
         {
                 /* The boost holds the value while the window has focus; the rule above comes back after. */

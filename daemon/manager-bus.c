@@ -172,12 +172,16 @@ static int property_get_suppressed(sd_bus *bus, const char *path, const char *in
 
 static int property_get_last_stats(sd_bus *bus, const char *path, const char *interface, const char *property,
                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+        const StatsResult *last = manager_stats_last(userdata);
+        /* Anybody may read a property: when, how long, how; the rules and their numbers only through
+         * GetLastStats, which asks polkit what CollectStats asks. */
+        StatsResult summary = last ? *last : (StatsResult) {};
         int r;
 
+        summary.n_classes = 0;
         r = sd_bus_message_open_container(reply, 'r', "ttssta(suuttttat)");
         if (r >= 0)
-                r = bus_append_stats_result(reply, manager_stats_last(m));
+                r = bus_append_stats_result(reply, last ? &summary : NULL);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         return r;
@@ -305,12 +309,22 @@ static const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_ARGS("h", pidfd),
                                 SET_FOREGROUND_RESULT,
                                 method_set_foreground_by_pidfd, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("EndForeground",
+                                SD_BUS_NO_ARGS,
+                                SET_FOREGROUND_RESULT,
+                                method_end_foreground, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_METHOD_WITH_ARGS("CollectStats",
                                 SD_BUS_ARGS("u", seconds),
                                 SD_BUS_RESULT("t", finished_usec, "t", duration_usec, "s", hook, "s", note,
                                               "t", missed, "a(suuttttat)", classes),
                                 method_collect_stats, SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_METHOD_WITH_ARGS("GetLastStats",
+                                SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("t", finished_usec, "t", duration_usec, "s", hook, "s", note,
+                                              "t", missed, "a(suuttttat)", classes),
+                                method_get_last_stats, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_NAMES("Applied", "usis", SD_BUS_PARAM(pid) SD_BUS_PARAM(comm)
                                  SD_BUS_PARAM(latency_nice) SD_BUS_PARAM(rule), 0),
@@ -387,8 +401,7 @@ void manager_bus_on_disconnected(Manager *m) {
                 return;
         /* Calls waiting for polkit or for their caller's identity die with their connection. */
         bus_auth_free(b->auth);
-        for (unsigned i = 0; i < b->n_stats_waiters; i++)
-                sd_bus_message_unref(b->stats_waiters[i]);
+        manager_bus_stats_waiters_free(b);
         manager_bus_walks_free(b);
         sd_bus_slot_unref(b->name_slot);
         sd_bus_slot_unref(b->object_slot);

@@ -6,6 +6,7 @@
  * its start time.
  */
 
+#include "latnice/journal.h"
 #include "log.h"
 #include "manager-decide.h"
 #include "manager-inherited.h"
@@ -130,9 +131,10 @@ int manager_set_manual(Manager *m, const ManualRequest *q, ManualResult *ret) {
 
         (void) manager_record_manual(m, q->pid, q->start_time, q->uid, q->comm, q->latency_nice,
                                      &res.set.main_before, q->by);
-        log_info("%s[%d]: LatencyNice=%d set on the bus by uid %u (%u of %u threads%s).", q->comm, (int) q->pid,
-                 q->latency_nice, (unsigned) q->by, res.set.n_applied, res.set.n_threads,
-                 res.set.n_refused ? ", others left alone: lowering them needs authorization" : "");
+        log_decision(LOG_INFO, LATNICE_MESSAGE_MANUAL, q->pid, NULL, q->latency_nice,
+                     "%s[%d]: LatencyNice=%d set on the bus by uid %u (%u of %u threads%s).", q->comm, (int) q->pid,
+                     q->latency_nice, (unsigned) q->by, res.set.n_applied, res.set.n_threads,
+                     res.set.n_refused ? ", others left alone: lowering them needs authorization" : "");
         if (m->hooks.applied)
                 m->hooks.applied(m, q->pid, q->comm, q->latency_nice, "manual");
         return 0;
@@ -149,7 +151,8 @@ static void manager_restore(Manager *m, AppliedProcess *e, const char *why) {
         else if (r == 0)
                 log_info("%s[%d]: value changed by somebody else, leaving it (%s).", e->comm, (int) e->pid, why);
         else
-                log_info("%s[%d]: restored LatencyNice=%d (%s).", e->comm, (int) e->pid, e->before, why);
+                log_decision(LOG_INFO, LATNICE_MESSAGE_RESTORED, e->pid, NULL, e->before,
+                             "%s[%d]: restored LatencyNice=%d (%s).", e->comm, (int) e->pid, e->before, why);
 }
 
 /*
@@ -412,14 +415,16 @@ int manager_apply(Manager *m, const TaskInfo *t, uint64_t start_time, const Appl
                 m->hooks.applied(m, t->pid, t->comm, q->latency_nice, q->rule_name);
 
         if (res.n_realtime > 0 || res.n_foreign > 0 || res.n_failed > 0)
-                log_info("%s[%d]: LatencyNice=%d from %s on %u of %u threads "
-                         "(%u realtime, %u foreign, %u failed%s%s).",
-                         t->comm, (int) t->pid, q->latency_nice, q->ref, res.n_applied, res.n_threads,
-                         res.n_realtime, res.n_foreign, res.n_failed, res.first_error ? ": " : "",
-                         res.first_error ? strerror(-res.first_error) : "");
+                log_decision(LOG_INFO, LATNICE_MESSAGE_APPLIED, t->pid, q->rule_name, q->latency_nice,
+                             "%s[%d]: LatencyNice=%d from %s on %u of %u threads "
+                             "(%u realtime, %u foreign, %u failed%s%s).",
+                             t->comm, (int) t->pid, q->latency_nice, q->ref, res.n_applied, res.n_threads,
+                             res.n_realtime, res.n_foreign, res.n_failed, res.first_error ? ": " : "",
+                             res.first_error ? strerror(-res.first_error) : "");
         else
-                log_info("%s[%d]: LatencyNice=%d from %s (%u thread%s).", t->comm, (int) t->pid, q->latency_nice,
-                         q->ref, res.n_threads, res.n_threads == 1 ? "" : "s");
+                log_decision(LOG_INFO, LATNICE_MESSAGE_APPLIED, t->pid, q->rule_name, q->latency_nice,
+                             "%s[%d]: LatencyNice=%d from %s (%u thread%s).", t->comm, (int) t->pid, q->latency_nice,
+                             q->ref, res.n_threads, res.n_threads == 1 ? "" : "s");
         return 1;
 }
 
@@ -487,8 +492,9 @@ static int manager_reset_inherited(Manager *m, const TaskInfo *t, uint64_t start
                 return 0;
         }
         manager_inherited_forget(m, t->pid);
-        log_info("%s[%d]: back to LatencyNice=0: no rule matches it, and %d was inherited from %s[%d] (%s).",
-                 t->comm, (int) t->pid, parent->latency_nice, parent->comm, (int) ppid, parent->rule);
+        log_decision(LOG_INFO, LATNICE_MESSAGE_RESTORED, t->pid, NULL, LATNICE_DEFAULT,
+                     "%s[%d]: back to LatencyNice=0: no rule matches it, and %d was inherited from %s[%d] (%s).",
+                     t->comm, (int) t->pid, parent->latency_nice, parent->comm, (int) ppid, parent->rule);
         return 1;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
+#include "latnice/journal.h"
 #include "log.h"
 #include "manager-inherited.h"
 #include "pid-index.h"
@@ -315,8 +316,9 @@ size_t manager_inherited_restore_all(Manager *m) {
                 if (!e || e->manual)
                         continue;
                 if (manager_inherited_restore(m, &v[i], e->raw, e->before_raw) > 0) {
-                        log_info("PID %d: restored LatencyNice=%d, inherited from %s[%d] through fork (stopping).",
-                                 (int) v[i].pid, e->before, e->comm, (int) e->pid);
+                        log_decision(LOG_INFO, LATNICE_MESSAGE_RESTORED, v[i].pid, NULL, e->before,
+                                     "PID %d: restored LatencyNice=%d, inherited from %s[%d] through fork (stopping).",
+                                     (int) v[i].pid, e->before, e->comm, (int) e->pid);
                         done++;
                 }
         }

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-id128.h>
 
 #include "bus-link.h"
 #include "log.h"
@@ -198,15 +199,42 @@ static bool manager_adopt(const StateRecord *rec, uint32_t slot, void *userdata)
         return true;
 }
 
+/*
+ * This boot's id, for the state file's key. sd_id128_get_boot() reads /proc/sys/kernel/random/boot_id, which
+ * the shipped unit's ProcSubset=pid hides: the unit hands it in as LATNICE_BOOT_ID=%b (systemd reads it
+ * outside the sandbox). Without either the check is off, and said so.
+ */
+static int manager_boot_id(char ret[static SD_ID128_UUID_STRING_MAX]) {
+        const char *e = getenv("LATNICE_BOOT_ID");
+        sd_id128_t id;
+        int r;
+
+        r = sd_id128_get_boot(&id);
+        if (r < 0 && e && *e)
+                r = sd_id128_from_string(e, &id);
+        if (r >= 0 && sd_id128_is_null(id))
+                r = -EINVAL;
+        if (r < 0)
+                return r;
+        /* The UUID form: what the kernel's file says, and what state files of earlier versions hold. */
+        sd_id128_to_uuid_string(id, ret);
+        return 0;
+}
+
 static void manager_open_state(Manager *m) {
-        _cleanup_(freep) char *boot_id = NULL;
         StateKey key = { .backend = m->probe.backend, .base_slice_ns = m->probe.base_slice_ns };
+        char boot_id[SD_ID128_UUID_STRING_MAX];
         int r;
 
         if (m->options.dry_run || m->probe.backend == BACKEND_NONE)
                 return;
-        if (read_full_file(AT_FDCWD, "/proc/sys/kernel/random/boot_id", 64, &boot_id, NULL) >= 0)
-                snprintf(key.boot_id, sizeof(key.boot_id), "%.36s", boot_id);
+        r = manager_boot_id(boot_id);
+        if (r >= 0)
+                snprintf(key.boot_id, sizeof(key.boot_id), "%s", boot_id);
+        else
+                log_notice_errno(r, "Failed to learn this boot's id (/proc/sys/kernel/random/boot_id, "
+                                 "$LATNICE_BOOT_ID): %m; what latniced set is taken over from the state file "
+                                 "without checking that it is of this boot.");
         r = state_file_open(m->options.state_dir ?: LATNICE_STATE_DIR, &key, manager_adopt, m, &m->state);
         if (r < 0) {
                 log_warning_errno(r, "Failed to keep what latniced sets in %s, ignoring (after a crash, values "

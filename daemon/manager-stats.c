@@ -278,6 +278,16 @@ int manager_stats_start(Manager *m, uint64_t duration_usec, char **ret_reason) {
         return 0;
 }
 
+void manager_stats_cancel(Manager *m) {
+        ManagerStats *s = m->stats_state;
+
+        if (!s || !s->bpf)
+                return;
+        log_info("Nobody waits for the scheduler statistics any more: dropped after %.1f s; nothing attached now.",
+                 (double) (monotonic_usec() - s->started) / 1e6);
+        stats_stop(s);
+}
+
 void manager_stats_free(Manager *m) {
         ManagerStats *s = m->stats_state;
 

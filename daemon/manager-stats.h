@@ -51,5 +51,8 @@ const StatsResult *manager_stats_last(const Manager *m);
 void manager_stats_on_record(Manager *m, const AppliedProcess *e);
 void manager_stats_on_forget(Manager *m, pid_t pid);
 
+/* The callers that asked went away: the running collection ends now, without a result (nobody to tell). */
+void manager_stats_cancel(Manager *m);
+
 /* latniced stops: a running collection is dropped (its program detached). */
 void manager_stats_free(Manager *m);

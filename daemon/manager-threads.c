@@ -11,6 +11,7 @@
 
 #include <inttypes.h>
 
+#include "latnice/journal.h"
 #include "log.h"
 #include "manager-decide.h"
 #include "manager-threads.h"
@@ -174,8 +175,9 @@ static int thread_set(Manager *m, const TaskInfo *t, uint64_t process_start, pid
                 }
         }
         manager_prune(m);
-        log_info("Thread %d '%s' of %s[%d]: LatencyNice=%d from %s.", (int) tid, st->comm, t->comm, (int) t->pid,
-                 rule->latency_nice, ref);
+        log_decision(LOG_INFO, LATNICE_MESSAGE_APPLIED, tid, rule->name, rule->latency_nice,
+                     "Thread %d '%s' of %s[%d]: LatencyNice=%d from %s.", (int) tid, st->comm, t->comm, (int) t->pid,
+                     rule->latency_nice, ref);
         return 1;
 }
 

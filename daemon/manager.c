@@ -15,7 +15,6 @@
 #include "event-util.h"
 #include "log.h"
 #include "manager.h"
-#include "memtrim.h"
 #include "util.h"
 
 static const char * const source_kind_table[_SOURCE_MAX] = {
@@ -160,23 +159,19 @@ void manager_notify_ready(Manager *m) {
         manager_trim_soon(m);
 }
 
+/*
+ * The heap start-up or a reload grew and freed goes back to the kernel. Only the heap: latniced's code
+ * and read-only data stay mapped and resident, because a page dropped here would fault back in on the
+ * realtime exec path (Anonymous and Pss in /proc/PID/smaps_rollup say what latniced costs, not RSS).
+ */
 static int manager_on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        uint64_t kb = 0;
-        int r;
-
         (void) malloc_trim(0);
-        r = memtrim_self(&kb);
-        if (r < 0)
-                log_debug_errno(r, "Failed to drop start-up pages from the resident set, ignoring: %m");
-        else
-                log_debug("Dropped %" PRIu64 " kB of clean file pages (start-up's code and data) from the resident "
-                          "set.", kb);
         return 0;
 }
 
 void manager_trim_soon(Manager *m) {
         /* A few seconds on: the start-up scan or a reload's rescan is done by then; a burst of reloads trims once. */
         (void) event_reset_time_relative(m->event, &m->trim_timer, CLOCK_MONOTONIC, 3ULL * 1000 * 1000, 500 * 1000,
-                                         manager_on_trim_timer, m, "memtrim", true);
+                                         manager_on_trim_timer, m, "malloc-trim", true);
 }
 

@@ -186,7 +186,7 @@ struct Manager {
         sd_event_source *inotify_event_source;
         sd_event_source *name_retry_timer; /* a User=/Group= name did not resolve: ask again */
         sd_event_source *reload_timer;
-        sd_event_source *trim_timer; /* start-up's pages out of the resident set (manager.c, memtrim.h) */
+        sd_event_source *trim_timer; /* start-up's freed heap back to the kernel (manager.c) */
 
         NameCacheEntry user_cache[NAME_CACHE_SIZE], group_cache[NAME_CACHE_SIZE];
 

@@ -4,7 +4,9 @@
  *
  * "run" starts three processes, each exec'd under the command name a desktop
  * profile rule matches (a symlink named like the program, so latniced sees
- * the name at exec, as it sees the real program's):
+ * the name at exec, as it sees the real program's; with --exe-dir=DIR a copy
+ * of this program per part, DIR/COMM, each its own file, for rules that name
+ * the file: run.py points the profile's Exe= paths there):
  *   audio       (default comm "pipewire"): a 2.67 ms periodic timer (128 frames
  *               at 48 kHz), a little work per period; a period whose work ends
  *               after the period is over, or that is skipped, is a miss;
@@ -506,10 +508,36 @@ static void exec_part(const Part *p, const char *path, int report, int stop, int
         _exit(127);
 }
 
-static int make_link(const char *dir, const char *comm, const char *target, char *ret, size_t size) {
+/* A copy of target, executable: a file of its own, as each program of a desktop is. */
+static int copy_file(const char *target, const char *path) {
+        int in, out, r = 0;
+        ssize_t n;
+
+        in = open(target, O_RDONLY | O_CLOEXEC);
+        if (in < 0)
+                return -errno;
+        out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+        if (out < 0) {
+                r = -errno;
+                close(in);
+                return r;
+        }
+        while ((n = copy_file_range(in, NULL, out, NULL, 1 << 20, 0)) > 0)
+                ;
+        if (n < 0)
+                r = -errno;
+        close(in);
+        if (close(out) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+static int make_link(const char *dir, const char *comm, const char *target, bool copy, char *ret, size_t size) {
         if (strchr(comm, '/') || strlen(comm) > 15 || comm[0] == '\0' || comm[0] == '.')
                 return -EINVAL;
         snprintf(ret, size, "%s/%s", dir, comm);
+        if (copy)
+                return copy_file(target, ret);
         if (symlink(target, ret) < 0)
                 return -errno;
         return 0;
@@ -524,6 +552,7 @@ static void help(void) {
                "  --audio-comm=NAME       command name of the audio part (default pipewire)\n"
                "  --compositor-comm=NAME  command name of the compositor part (default sway)\n"
                "  --terminal-comm=NAME    command name of the terminal part (default foot)\n"
+               "  --exe-dir=DIR           run each part from a copy of this program, DIR/COMM\n"
                "  --audio-work-us=N       work per audio period (default 250)\n"
                "  --frame-work-us=N       work per frame (default 400)\n"
                "  --echo-work-us=N        work per key press (default 100)\n");
@@ -540,7 +569,7 @@ static pid_t fork_tied(void) {
 
 static int run_driver(int argc, char **argv) {
         enum { ARG_DURATION = 0x100, ARG_WARMUP, ARG_AUDIO_COMM, ARG_COMP_COMM, ARG_TERM_COMM, ARG_AUDIO_WORK,
-               ARG_FRAME_WORK, ARG_ECHO_WORK };
+               ARG_FRAME_WORK, ARG_ECHO_WORK, ARG_EXE_DIR };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "duration", required_argument, NULL, ARG_DURATION },
@@ -551,6 +580,7 @@ static int run_driver(int argc, char **argv) {
                 { "audio-work-us", required_argument, NULL, ARG_AUDIO_WORK },
                 { "frame-work-us", required_argument, NULL, ARG_FRAME_WORK },
                 { "echo-work-us", required_argument, NULL, ARG_ECHO_WORK },
+                { "exe-dir", required_argument, NULL, ARG_EXE_DIR },
                 {}
         };
         Part parts[3] = {
@@ -559,7 +589,8 @@ static int run_driver(int argc, char **argv) {
                 { .role = "terminal", .comm = "foot", .work_us = 100 },
         };
         double duration = 10, warmup = 1, loops_per_us;
-        char self[PATH_MAX], dir[] = "/tmp/lnbench-desktop.XXXXXX", links[3][PATH_MAX];
+        char self[PATH_MAX], tmp_dir[] = "/tmp/lnbench-desktop.XXXXXX", links[3][PATH_MAX];
+        const char *dir = NULL;
         int report[2], stop[2], keys[2], answers[2], sfd, tfd, c, rc = 0;
         uint64_t t_begin, t_start, t_end, v;
         sigset_t mask;
@@ -581,6 +612,9 @@ static int run_driver(int argc, char **argv) {
                 case ARG_COMP_COMM:
                 case ARG_TERM_COMM:
                         parts[c - ARG_AUDIO_COMM].comm = optarg;
+                        break;
+                case ARG_EXE_DIR:
+                        dir = optarg;
                         break;
                 case ARG_AUDIO_WORK:
                 case ARG_FRAME_WORK:
@@ -606,16 +640,24 @@ static int run_driver(int argc, char **argv) {
                 return 1;
         }
         self[n] = '\0';
-        if (!mkdtemp(dir)) {
+        memset(links, 0, sizeof(links));
+        if (!dir && !(dir = mkdtemp(tmp_dir))) {
                 perror("lnbench-desktop: mkdtemp");
                 return 1;
         }
-        for (int i = 0; i < 3; i++)
-                if (make_link(dir, parts[i].comm, self, links[i], sizeof(links[i])) < 0) {
-                        fprintf(stderr, "lnbench-desktop: invalid command name '%s'\n", parts[i].comm);
-                        rc = 2;
+        for (int i = 0; i < 3; i++) {
+                int q = make_link(dir, parts[i].comm, self, dir != tmp_dir, links[i], sizeof(links[i]));
+
+                if (q < 0) {
+                        if (q == -EINVAL)
+                                fprintf(stderr, "lnbench-desktop: invalid command name '%s'\n", parts[i].comm);
+                        else
+                                fprintf(stderr, "lnbench-desktop: %s: %s\n", links[i], strerror(-q));
+                        links[i][0] = '\0'; /* not ours to remove (it was there already) */
+                        rc = q == -EINVAL ? 2 : 1;
                         goto cleanup_links;
                 }
+        }
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
@@ -709,8 +751,10 @@ static int run_driver(int argc, char **argv) {
 
 cleanup_links:
         for (int i = 0; i < 3; i++)
-                (void) unlink(links[i]);
-        (void) rmdir(dir);
+                if (links[i][0])
+                        (void) unlink(links[i]);
+        if (dir == tmp_dir)
+                (void) rmdir(dir);
         return rc;
 }
 

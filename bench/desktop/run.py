@@ -13,7 +13,9 @@ under each configuration:
   none            no daemon;
   desktop         latniced with the shipped desktop profile, installed as users have it:
                   a private root with etc/latnice/latniced.conf saying Profile=desktop and
-                  the profile in usr/share/latnice/profiles (latniced --root);
+                  the profile in usr/share/latnice/profiles (latniced --root); its Exe= paths
+                  of pipewire, sway and foot name the parts' files (lnbench-desktop --exe-dir:
+                  a copy per part), as they name the real programs' on a desktop;
   sensitive-only  the desktop profile without its positive values (the load left alone);
   strong          the desktop profile with every negative value at -20 and every positive at 19.
 The alternatives are derived from the shipped desktop.conf, so they follow it.
@@ -116,6 +118,26 @@ def profile_variant(text, kind):
                      if l.startswith("LatencyNice=") else l for l in lines]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks).rstrip("\n") + "\n"
+
+
+# The parts lnbench-desktop runs, by the names of the programs they stand for.
+PART_PROGRAMS = ("pipewire", "sway", "foot")
+
+
+def bench_exe_paths(text, exe_dir):
+    """The profile with its Exe= paths of the programs the parts stand for pointing at the parts' files.
+
+    The shipped profile names files root installed (Exe=/usr/bin/pipewire), not names: on this bench
+    the file of the audio server is lnbench-desktop's copy in exe_dir, so the same rule with the same
+    value names that file instead."""
+    lines = []
+    for line in text.split("\n"):
+        if line.startswith("Exe="):
+            words = [os.path.join(exe_dir, os.path.basename(w)) if w.startswith("/") and os.path.basename(w) in PART_PROGRAMS
+                     else w for w in line[4:].split()]
+            line = "Exe=" + " ".join(words)
+        lines.append(line)
+    return "\n".join(lines)
 
 
 CONFIGS = ["none", "desktop", "sensitive-only", "strong"]
@@ -262,7 +284,8 @@ def run_cell(args, config, load, daemon, profile_text, build):
             storm = subprocess.Popen([args.bench, "storm", str(args.storm_groups), str(args.storm_pairs)],
                                      start_new_session=True)
         duration = args.light_seconds if load in TIMED_LOADS else 3600
-        bench = subprocess.Popen([args.bench, "run", "--duration", str(duration), "--warmup", str(args.warmup)],
+        bench = subprocess.Popen([args.bench, "run", "--duration", str(duration), "--warmup", str(args.warmup),
+                                  "--exe-dir", args.exe_dir],
                                  stdout=subprocess.PIPE, text=True)
         if load in TIMED_LOADS:
             out, _ = bench.communicate(timeout=duration + args.warmup + 60)
@@ -422,9 +445,10 @@ def main():
         configs.insert(0, "none")
     with open(os.path.join(args.profiles, "desktop.conf")) as f:
         desktop = f.read()
-    profiles = {c: profile_variant(desktop, c) for c in configs if c != "none"}
-
     scratch = tempfile.mkdtemp(prefix="lnbench-desktop-", dir=args.scratch)
+    args.exe_dir = os.path.join(scratch, "parts")
+    os.makedirs(args.exe_dir)
+    profiles = {c: bench_exe_paths(profile_variant(desktop, c), args.exe_dir) for c in configs if c != "none"}
     daemon = Daemon(args.latniced, os.path.join(scratch, "root"))
     header = {"command": " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]), "uname": os.uname().release,
               "cpus": os.cpu_count(), "uptime_start": uptime(), "loadavg_start": loadavg(),
@@ -462,6 +486,14 @@ def main():
         for c in results:
             print(f"{c['config']}: format ok, slices (ns) audio {c['metrics']['audio']['slice']}"
                   f" compositor {c['metrics']['compositor']['slice']} terminal {c['metrics']['terminal']['slice']}")
+        # The profile must reach the parts, or the sitting would compare "none" with "none" (a mechanism, no timing).
+        slices = {c["config"]: c["metrics"] for c in results}
+        same = [part for part in ("audio", "compositor", "terminal")
+                if slices["desktop"][part]["slice"] == slices["none"][part]["slice"]]
+        if same:
+            print(f"FAIL: the desktop profile gave no value to the parts {', '.join(same)}: their slices are "
+                  "those of no daemon")
+            return 1
         return 0
     if args.json:
         with open(args.json, "w") as f:

@@ -68,3 +68,6 @@ void manager_stats_on_record(Manager *m, const AppliedProcess *e) {
 
 void manager_stats_on_forget(Manager *m, pid_t pid) {
 }
+
+void manager_stats_cancel(Manager *m) {
+}

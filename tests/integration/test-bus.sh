@@ -186,10 +186,13 @@ eventually 10 in_ pgrep -u 65534 -P "$(in_ systemctl show -P MainPID nbtree.serv
         NBT=$(in_ pgrep -u 65534 -P "$(in_ systemctl show -P MainPID nbtree.service)" tail)
 out=$(in_ busctl call org.latnice1 /org/latnice1 org.latnice1.Manager Explain u "${NBT:-0}")
 check "root: Explain's ancestors name root's shell and systemd" grep -q '"ancestors" "sh\[[0-9]*\] <- systemd\[1\]"' <<< "$out"
+check "root: Explain's parent names root's shell" grep -q '"parent" "sh"' <<< "$out"
 out=$(as_nobody busctl call org.latnice1 /org/latnice1 org.latnice1.Manager Explain u "${NBT:-0}" 2>&1)
 check "nobody: Explain of its own process answers" grep -q '"ancestors"' <<< "$out"
 check "nobody: Explain's ancestors do not name root's shell or systemd (got: $(grep -o '"ancestors" "[^"]*"' <<< "$out"))" \
         eval '! grep -q "\"ancestors\" \"[^\"]*\(sh\|systemd\)\[" <<< "$out" && grep -q "\"ancestors\" \"? <- ?\"" <<< "$out"'
+check "nobody: Explain's parent does not name root's shell either (got: $(grep -o '"parent" "[^"]*"' <<< "$out"))" \
+        grep -q '"parent" "?"' <<< "$out"
 profile=$(in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager Profile)
 check "Profile is quiet (is: $profile)" [ "$profile" = 's "quiet"' ]
 

@@ -185,9 +185,14 @@ check "U naming pid 1 (root's): refused" grep -q 'belongs to another user' <<< "
 DPID=$(in_ systemctl show -P MainPID latniced.service)
 in_ sh -c 'rm -f /tmp/fg-*; mkfifo -m 666 /tmp/fg-go /tmp/fg-never'
 # polkit asks for a caller in the active session: a transient unit of U's user manager is one.
-set_fg() {
-        as_u systemd-run --user --wait -q busctl --system call org.latnice1 /org/latnice1 org.latnice1.Manager \
-                SetForeground u "$1"; }
+set_fg() { # set_fg PID, or set_fg end: EndForeground()
+        if [[ $1 == end ]]; then
+                as_u systemd-run --user --wait -q busctl --system call org.latnice1 /org/latnice1 \
+                        org.latnice1.Manager EndForeground
+        else
+                as_u systemd-run --user --wait -q busctl --system call org.latnice1 /org/latnice1 \
+                        org.latnice1.Manager SetForeground u "$1"
+        fi; }
 fork_round() { # fork_round PID DESCRIPTION: SetForeground(PID) ends the shell's boost
         local sh sl sub
         in_ rm -f /tmp/fg-sh /tmp/fg-sleep /tmp/fg-sub
@@ -210,7 +215,8 @@ fork_round() { # fork_round PID DESCRIPTION: SetForeground(PID) ends the shell's
         [[ $(value "$sub") == "-10 "* ]] && pass "  the subshell carries the boost's -10 while it lasts" ||
                 fail "  the subshell carries the boost's -10 while it lasts (is: '$(value "$sub")')"
         echo "# $2: shell $sh, sleep $sl, subshell $sub: after latniced read the exec: $(value "$sl") / $(value "$sub")"
-        check "  SetForeground($1) from U's user manager" set_fg "$1"
+        check "  $([[ $1 == end ]] && echo "EndForeground()" || echo "SetForeground($1)") from U's user manager" \
+                set_fg "$1"
         wait_value "  $2: the shell is back at the default" "$sh" "0 none"
         wait_value "  $2: the reparented sleep is back at the default" "$sl" "0 none"
         wait_value "  $2: the reparented subshell is back at the default" "$sub" "0 none"
@@ -222,6 +228,12 @@ fork_round "$A" "the boost moves to a"
 wait_value "  a has the boost" "$A" "-10 foreground"
 fork_round 0 "SetForeground(0)"
 # As it was before: b focused and boosted, by latnice-focus.
+focus "$AW"
+focus "$BW"
+wait_value "focus to a and back to b: b has the boost again" "$B" "-10 foreground"
+# EndForeground(): the same as SetForeground(0), under a name that does not make 0 mean two things
+# (0 is "the caller" in GetTask, Explain and SetLatencyNice).
+fork_round end "EndForeground()"
 focus "$AW"
 focus "$BW"
 wait_value "focus to a and back to b: b has the boost again" "$B" "-10 foreground"

@@ -56,7 +56,7 @@ DAEMON_CONF=$WORK/root$(build_daemon_conf "$BUILD")
 mkdir -p "$WORK/bin" "$WORK/root/etc/latnice.d" "${DAEMON_CONF%/*}" "$WORK/policy" "$WORK/actions" \
         "$WORK/overlay" "$WORK/state" "$WORK/polkit-rules" "$WORK/profiles"
 cp "$BUILD/daemon/latniced" "$BUILD/ctl/latnicectl" "$WORK/bin/"
-cp /bin/sleep "$WORK/bin/wineserver" # gaming has a rule for it (wine-games), desktop none
+cp /bin/sleep "$WORK/bin/fossilize_repla" # gaming has a rule for it (shader-compilers, by name), desktop none
 cp "$SRC"/conf/profiles/*.conf "$WORK/profiles/"
 cp "$SRC/conf/latniced.conf" "$DAEMON_CONF"
 install_bus_policy
@@ -93,19 +93,42 @@ check_profile() { # check_profile DESCRIPTION NAME
 }
 check_profile "the profile is desktop" desktop
 
-# A process the two profiles treat differently: gaming's wine-games rule gives wineserver -12.
-in_ systemd-run -q --unit=gm-wineserver "$IN/bin/wineserver" infinity
+# A process the two profiles treat differently: gaming's shader-compilers rule gives fossilize_repla 10.
+in_ systemd-run -q --unit=gm-shader "$IN/bin/fossilize_repla" infinity
 main_pid() { local p; p=$(in_ systemctl show -P MainPID "$1"); [[ $p != 0 ]] && echo "$p"; }
-eventually 10 main_pid gm-wineserver.service >/dev/null
-WPID=$(main_pid gm-wineserver.service)
+eventually 10 main_pid gm-shader.service >/dev/null
+WPID=$(main_pid gm-shader.service)
 value() {
         in_ busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetTask u "$1" 2>/dev/null |
                 sed -n 's/^sissssta(ussiitb) "[^"]*" \(-\?[0-9]*\) "\([a-z]*\)".*/\1/p'
 }
 is_value() { [[ -n $1 && $(value "$1") == "$2" ]]; }
 W_DESKTOP=$(value "$WPID")
-check "wineserver runs, and under desktop it is not -12" test -n "$WPID" -a -n "$W_DESKTOP" -a "$W_DESKTOP" != -12
-echo "# wineserver (pid $WPID) under desktop: ${W_DESKTOP:-?}"
+check "fossilize_repla runs, and under desktop it is not 10" test -n "$WPID" -a -n "$W_DESKTOP" -a "$W_DESKTOP" != 10
+echo "# fossilize_repla (pid $WPID) under desktop: ${W_DESKTOP:-?}"
+
+# The shipped desktop profile grants its negative values by the file root installed, never by a name:
+# an unprivileged user's copy of /bin/sleep named pipewire gets nothing (it got audio-servers' -18).
+# Its exec is decided before that of a copy named rsync started after it (events in order), whose
+# name gives it the backups rule's 19 (positive values go by name): once that has its value, so has it.
+in_ install -d -o 65534 -g 65534 /tmp/nb
+in_ systemd-run -q --unit=gm-nb-pipewire --uid=65534 --gid=65534 \
+        sh -c 'cp /bin/sleep /tmp/nb/pipewire && exec /tmp/nb/pipewire infinity'
+comm_is() { local p; p=$(main_pid "$1") && [[ $(in_ cat /proc/$p/comm 2>/dev/null) == "$2" ]]; }
+check "nobody runs its own copy of /bin/sleep named pipewire" eventually 10 comm_is gm-nb-pipewire.service pipewire
+in_ systemd-run -q --unit=gm-nb-rsync --uid=65534 --gid=65534 \
+        sh -c 'cp /bin/sleep /tmp/nb/rsync && exec /tmp/nb/rsync infinity'
+eventually 10 comm_is gm-nb-rsync.service rsync >/dev/null
+NB_RSYNC=$(main_pid gm-nb-rsync.service)
+check "  a copy named rsync started after it gets the backups rule's 19 (by name)" eventually 10 is_value "$NB_RSYNC" 19
+NB_PW=$(main_pid gm-nb-pipewire.service)
+check "  the copy named pipewire gets no value under desktop (has: $(value "$NB_PW"))" is_value "$NB_PW" 0
+# The decision in the journal, with the fields that let a log tool find it (include/latnice/journal.h).
+APPLIED_ID=$(sed -n 's/^#define LATNICE_MESSAGE_APPLIED "\([0-9a-f]\{32\}\)"$/\1/p' "$SRC/include/latnice/journal.h" 2>/dev/null)
+jr=$(in_ journalctl -u latniced --no-pager -o export "MESSAGE_ID=${APPLIED_ID:-none}" "TARGET_PID=$NB_RSYNC" 2>&1)
+check "  the journal has its decision by MESSAGE_ID and TARGET_PID, with RULE=backups and LATENCY_NICE=19" \
+        eval 'grep -qx "RULE=backups" <<< "$jr" && grep -qx "LATENCY_NICE=19" <<< "$jr" &&
+                grep -q "^MESSAGE=rsync\[$NB_RSYNC\]: LatencyNice=19 from" <<< "$jr"'
 
 # Logins with pam_systemd, as a display manager makes them; each waits for the test to end it.
 login() { # login USER TYPE
@@ -134,7 +157,7 @@ out=$(as_gamemode $G "$START" 2>&1); rc=$?
 echo "$out" | sed 's/^/#   /'
 check "$G (group gamemode, active session) runs start=: it succeeds" test "$rc" = 0
 check_profile "  the profile is gaming" gaming
-check "  wineserver gets the gaming profile's -12 (it had ${W_DESKTOP:-?})" eventually 5 is_value "$WPID" -12
+check "  fossilize_repla gets the gaming profile's 10 (it had ${W_DESKTOP:-?})" eventually 5 is_value "$WPID" 10
 out=$(in_ "$IN/bin/latnicectl" status 2>&1)
 check "  latnicectl status says Profile: gaming" grep -q "Profile: gaming" <<< "$out"
 
@@ -142,7 +165,7 @@ out=$(as_gamemode $G "$END" 2>&1); rc=$?
 echo "$out" | sed 's/^/#   /'
 check "$G runs end=: it succeeds" test "$rc" = 0
 check_profile "  the profile is desktop again" desktop
-check "  wineserver has its value under desktop again (${W_DESKTOP:-?})" eventually 5 is_value "$WPID" "$W_DESKTOP"
+check "  fossilize_repla has its value under desktop again (${W_DESKTOP:-?})" eventually 5 is_value "$WPID" "$W_DESKTOP"
 
 out=$(as_gamemode $G "latnicectl profile audio" 2>&1); rc=$?
 echo "$out" | sed 's/^/#   /'

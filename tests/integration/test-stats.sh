@@ -198,7 +198,22 @@ as_nobody "$CTL" stats --for 1s >/dev/null 2>"$WORK/err"
 rc=$?
 check "nobody (no session) is refused: exit 5 (got $rc: $(head -c 100 "$WORK/err"))" [ $rc = 5 ]
 check "  and nothing was attached for it" [ "$(sched_progs)" = 0 ]
-check "nobody reads LastStats" as_nobody busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager LastStats
+# The last result names the rules and counts their processes: root and the active session's user only.
+summary_only() { # a LastStats with when and how long, no class: its array of classes is empty
+        grep -qE '^\(ttssta\(suuttttat\)\) [1-9][0-9]* [1-9][0-9]* ".*" [0-9]+ 0$' <<< "$1" && ! grep -q fast-waker <<< "$1"
+}
+out=$(as_nobody busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager LastStats 2>&1)
+check "nobody reads LastStats: when and how long, no rule in it (got: ${out:0:120})" summary_only "$out"
+out=$(in_ busctl get-property org.latnice1 /org/latnice1 org.latnice1.Manager LastStats 2>&1)
+check "root reads LastStats: no rule in it either (got: ${out:0:120})" summary_only "$out"
+out=$(as_nobody busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetLastStats 2>&1)
+check "nobody (no session): GetLastStats is refused by polkit (got: ${out:0:120})" \
+        eval '! grep -q fast-waker <<< "$out" && grep -q "collect-stats needs authentication" <<< "$out"'
+out=$(in_ busctl call org.latnice1 /org/latnice1 org.latnice1.Manager GetLastStats 2>&1)
+check "root: GetLastStats names the rule (got: ${out:0:120})" grep -q '"fast-waker"' <<< "$out"
+out=$(as_nobody "$CTL" status 2>&1)
+check "nobody: latnicectl status says when it was collected, not the rules' numbers" \
+        eval 'grep -q "root or the active session" <<< "$out" && ! grep -q fast-waker <<< "$out"'
 
 # --- a rule's value changes during a collection --------------------------------------------------
 # The process is applied again (a new value; or its unit's event after its exec): still one process.
@@ -248,6 +263,46 @@ fi
 rules_with_fast
 in_ "$CTL" reload >/dev/null
 check "  the rule is back after a reload" eventually 10 sh -c "$L exec $NAME $CTL list | grep -q 'fast-waker'"
+
+# --- callers that hang up ------------------------------------------------------------------------
+# Eight callers on eight connections of their own take every waiter slot, then close their connections
+# without waiting for the answer: their slots are freed, and with nobody left waiting the collection
+# they started ends (nothing stays attached); the next caller is not Busy.
+cat > "$WORK/hangup.py" <<'PYEOF'
+import sys, time, dbus, dbus.lowlevel
+conns = []
+for i in range(8):
+    c = dbus.bus.BusConnection(dbus.bus.BUS_SYSTEM)
+    m = dbus.lowlevel.MethodCallMessage("org.latnice1", "/org/latnice1", "org.latnice1.Manager", "CollectStats")
+    m.append(dbus.UInt32(60))
+    c.send_message(m)
+    conns.append(c)
+props = dbus.Interface(dbus.SystemBus().get_object("org.latnice1", "/org/latnice1"), "org.freedesktop.DBus.Properties")
+for _ in range(600):
+    n = int(props.Get("org.latnice1.Manager", "StatsWaiting"))
+    if n == 8:
+        break
+    time.sleep(0.1)
+print("waiting", n)
+for c in conns:
+    c.close()
+PYEOF
+last_before=$(prop LastStats | awk '{print $2}')
+out=$(in_ $PY "$IN/hangup.py" 2>&1)
+check "eight callers on their own connections wait for a collection (got: $out)" [ "$out" = "waiting 8" ]
+check "  they hang up: their slots are freed (StatsWaiting: $(prop StatsWaiting))" \
+        eventually 20 sh -c "[ \"\$($L exec $NAME busctl get-property org.latnice1 /org/latnice1 \
+                org.latnice1.Manager StatsWaiting)\" = 'u 0' ]"
+# Freed when they hung up, not when their 60 s ran out: that collection left no result.
+last_after=$(prop LastStats | awk '{print $2}')
+check "  the collection they started was dropped, not finished (LastStats finished at $last_before, now $last_after)" \
+        [ "$last_before" = "$last_after" ]
+check "  latniced says why it ended" sh -c "$L exec $NAME journalctl --no-pager -o cat -u $UNIT.service |
+        grep -q 'Nobody waits for the scheduler statistics any more'"
+for ((i = 0; i < 200; i++)); do n=$(sched_progs); [ "$n" = 0 ] && break; sleep 0.1; done
+check "  nobody waits: the collection ends, nothing stays attached (bpftool: $n)" [ "$n" = 0 ]
+out=$(in_ $PY "$IN/call.py" CollectStats 1)
+check "  the next caller is not Busy (got: $out)" grep -q '^OK ' <<< "$out"
 
 # --- the limit, and the daemon stops during a collection --------------------------------------
 # A long first collection: the callers join it through lntest-systemd exec, which takes seconds on a

@@ -82,6 +82,9 @@ r2=$(cat "$WORK/r2.pid")
 check "reparented grandchildren $r1 $r2 inherited -6 ($(slice_in "$r1") $(slice_in "$r2"))" \
         [ "$(slice_in "$r1")" = "$(S -6)" -a "$(slice_in "$r2")" = "$(S -6)" ]
 note "state dir of the first daemon: $(in_ ls -l /run/latnice 2>&1 | tail -n +2 | tr '\n' ' ')"
+# The same-boot check: the unit's ProcSubset=pid hides /proc/sys, yet the state file must name this boot.
+BOOT=$(cat /proc/sys/kernel/random/boot_id)
+check "the state file is keyed to this boot ($BOOT), under the unit's sandbox" in_ grep -qaF "$BOOT" /run/latnice/applied
 
 check "kill -9 the first daemon ($DPID)" in_ systemctl kill -s KILL --kill-who=main latniced.service
 for ((i = 0; i < 100; i++)); do

@@ -136,7 +136,8 @@ static void test_introspection(sd_bus *c) {
         ASSERT_TRUE(strstr(xml, "<interface name=\"org.latnice1.Manager\">"));
         for (const char *const *m = (const char *const[]) { "GetTask", "ListApplied", "Explain", "ListRules",
                                                               "ListProfiles", "Reload", "SetProfile",
-                                                              "SetLatencyNice", NULL };
+                                                              "SetLatencyNice", "EndForeground", "GetLastStats",
+                                                              NULL };
              *m; m++) {
                 char needle[64];
 
