@@ -44,7 +44,8 @@ void manager_granted_refresh(Manager *m) {
         uint32_t id = 0;
         int fd = -1, r;
 
-        if (m->options.dry_run)
+        /* No sched_ext, no scx_latnice: nothing to look for. */
+        if (m->options.dry_run || !m->scx_state)
                 return;
         r = granted_map_open(LATNICE_GRANTED_PIN, &fd, &id);
         if (r == -ENOENT || r == -ENOTDIR) {

@@ -38,7 +38,8 @@
 #endif
 
 /* scx_latnice pins the map as LATNICE_GRANTED_PIN_DIR/<map name> (libbpf's LIBBPF_PIN_BY_NAME). */
-#define LATNICE_GRANTED_PIN_DIR "/sys/fs/bpf/latnice"
+#define LATNICE_BPFFS "/sys/fs/bpf"
+#define LATNICE_GRANTED_PIN_DIR LATNICE_BPFFS "/latnice"
 #define LATNICE_GRANTED_MAP_NAME "granted"
 #define LATNICE_GRANTED_PIN LATNICE_GRANTED_PIN_DIR "/" LATNICE_GRANTED_MAP_NAME
 
