@@ -9,6 +9,8 @@
 #  - under systemd the scheduler runs as scx_latnice.service, with nothing of latniced.service's
 #    notify socket, watchdog or listen fds; latniced.service stays active with its own STATUS
 #    after the scheduler's STATUS, STOPPING=1 and exit; `systemctl stop latniced` stops it too;
+#  - latniced.service's sandbox lets it fill the scheduler's map of granted values: a map of that
+#    layout pinned by hand where scx_latnice pins it gets the value of a process a rule matched;
 #  - without systemd (latniced --no-bus, forking the scheduler itself) the child's environment
 #    has no NOTIFY_SOCKET, WATCHDOG_* or LISTEN_* of latniced's.
 #
@@ -72,6 +74,8 @@ EOF
 chmod 755 "$WORK/bin/scx-standin"
 cp "$LATNICED" "$WORK/bin/"
 printf '[Daemon]\nScheduler=latnice\n' > "$WORK/root/$CONF"
+printf '[Process lntest-granted]\nComm=lntest-granted\nLatencyNice=-5\n' > "$WORK/root/etc/latnice.d/50-test.conf"
+cp "$(command -v sleep)" "$WORK/bin/lntest-granted"
 
 # The environment the stand-in was given: nothing of latniced's. Under systemd NOTIFY_SOCKET is
 # systemd's one socket for every unit: it may be there only outside latniced.service's cgroup
@@ -124,7 +128,39 @@ pass "contained systemd is up (pid $("$L" pid "$NAME"))"
 prop() { in_ systemctl show -P "$1" "$2"; }
 journal() { in_ journalctl -u latniced.service -u scx_latnice.service --no-pager -o cat | grep -v '^libbpf: ' | tail -n 30; }
 
+# The map scx_latnice would pin (include/latnice/granted.h: key 16 bytes, value 8, BPF_F_NO_PREALLOC), made by
+# hand in the container's bpffs before latniced starts; a process the rule matches, running before it.
+have_map=0
+if command -v bpftool >/dev/null; then
+        in_ sh -c 'mountpoint -q /sys/fs/bpf || mount -t bpf -o mode=0700 bpf /sys/fs/bpf'
+        if in_ mkdir -p /sys/fs/bpf/latnice &&
+                in_ bpftool map create /sys/fs/bpf/latnice/granted type hash key 16 value 8 entries 131072 \
+                        name granted flags 1; then
+                have_map=1
+        else
+                fail "cannot pin a map in the container's bpffs"
+        fi
+else
+        echo "     no bpftool: the map of granted values is not checked"
+fi
+in_ systemd-run -q --unit=lntest-granted /run/lnbin/lntest-granted 300
+gpid=$(prop MainPID lntest-granted.service)
+
 check "systemctl start latniced" in_ systemctl start latniced.service
+if [[ $have_map == 1 ]]; then
+        # key: pid (u32 LE), 0 (u32), start time in ticks (u64 LE); value -5 (s32 LE), flags 0.
+        le() { local v=$1 n=$2 i; for ((i = 0; i < n; i++)); do printf '%02x ' $(((v >> (8 * i)) & 255)); done; }
+        start=$(in_ awk '{ sub(/.*\) /, ""); print $20 }' "/proc/$gpid/stat")
+        key="$(le "$gpid" 4)$(le 0 4)$(le "$start" 8)"
+        lookup() { in_ bpftool -j map lookup pinned /sys/fs/bpf/latnice/granted key hex $key 2>&1; }
+        granted() { lookup | tr -d ' \n' | grep -q '"value":\["0xfb","0xff","0xff","0xff","0x00","0x00","0x00","0x00"\]'; }
+        if eventually 20 granted >/dev/null; then
+                pass "latniced.service filled the pinned map: pid $gpid (start $start) is granted -5"
+        else
+                fail "the pinned map has no -5 for pid $gpid (start $start): $(lookup | tr -d '\n ' | head -c 300)"
+                journal
+        fi
+fi
 if ! eventually 30 test -s "$WORK/lnout/env" >/dev/null; then
         fail "the scheduler was not started within 30 s"
         journal
@@ -175,6 +211,13 @@ if eventually 30 test -s "$WORK/lnout/env" >/dev/null; then
                 pass "systemctl stop latniced stopped the scheduler too"
         else
                 fail "the scheduler still runs after systemctl stop latniced"
+        fi
+        if [[ $have_map == 1 ]]; then
+                if granted; then
+                        fail "the map still grants pid $gpid -5 after latniced stopped and restored its value"
+                else
+                        pass "latniced's stop took the value it restored out of the map"
+                fi
         fi
 else
         fail "the scheduler was not started again after latniced restarted"
