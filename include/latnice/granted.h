@@ -25,6 +25,11 @@
  * process (pid = tgid, start time of the thread group leader), where only
  * a process entry counts.
  *
+ * XXX: a process that a granted process forks without an exec carries the
+ * value on the fair class (fork copies the slice) but has no entry here, so
+ * it runs at 0 under scx_latnice; latniced's record of forks
+ * (manager-inherited.c) is not written into this map.
+ *
  * XXX: pids are those of latniced's pid namespace and the scheduler reads
  * the initial namespace's: a latniced in a pid namespace of its own (a
  * container) grants nothing to a scheduler on the host.
