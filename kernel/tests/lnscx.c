@@ -8,6 +8,7 @@
  * include/latnice/slice-map.h; 0 for ln 0).
  *
  *   lnscx SCX_LATNICE [phase-ms]
+ *   lnscx --user-slice SCX_LATNICE [phase-ms]   only the check that a user's own slice gives nothing
  *
  * starts the scheduler itself (SCX_LATNICE, output in /tmp/scx_latnice.log)
  * so that it knows what ran before and after the attach, and prints one
@@ -529,6 +530,45 @@ static void compare_phase(const char *name, int ph, struct periodic_shm *fast, c
 	       s > 0 ? f / s : 0, tail);
 }
 
+/*
+ * n_hogs hogs at 0 run, and a periodic task of user nobody that gave itself a 0.1 ms custom slice: the
+ * scheduler must give it nothing, so nothing is ever preempted on wakeup (every task is at 0). Then the same
+ * task granted -20, as latniced grants it: wakeup preemptions, so the count can see a boost.
+ */
+static void user_slice_case(const char *path, int n_hogs, int phase_ms)
+{
+	pid_t sched;
+	int ok;
+
+	pid_t u = start_self_boosted();
+	long long kicks[2] = { -1, -1 };
+
+	msleep(200);
+	result(get_slice(u) == LATNICE_SLICE_MIN_NS, "scx-latnice-user-slice-setup",
+	       "user nobody's task gave itself a custom slice of %llu ns (%llu wanted)", get_slice(u),
+	       LATNICE_SLICE_MIN_NS);
+	/* Run 0: nobody granted it anything. Run 1: latniced granted it -20 (the check can see a boost). */
+	for (int run = 0; run < 2; run++) {
+		if (run == 1 && set_value(u, -20) < 0)
+			break;
+		sched = start_scheduler(path);
+		ok = wait_scx("enabled", "latnice", 30);
+		grants_sync();
+		msleep(phase_ms);
+		kill(sched, SIGINT);
+		waitpid(sched, NULL, 0);
+		wait_scx("disabled", NULL, 30);
+		kicks[run] = ok ? wakeup_kicks() : -1;
+	}
+	result(kicks[0] == 0 && kicks[1] > 0, "scx-latnice-user-slice-no-boost",
+	       "%d hogs at 0 and user nobody's periodic task with its own 0.1 ms slice: %lld wakeup "
+	       "preemptions in %d ms (0 wanted: the slice is not a grant); the same task granted -20: %lld "
+	       "(some wanted)", n_hogs, kicks[0], phase_ms, kicks[1]);
+	set_value(u, 0);
+	kill(u, SIGKILL);
+	waitpid(u, NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct periodic_shm *sa, *sb;
@@ -539,9 +579,14 @@ int main(int argc, char **argv)
 	double hmin, hmax, hsum;
 	char tail[64];
 	struct ln_sched_attr self = { 0 };
-	int ok;
+	int ok, only_user_slice = argc > 1 && !strcmp(argv[1], "--user-slice");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (only_user_slice) {
+		argc--;
+		argv++;
+		phase_ms = argc > 2 ? atoi(argv[2]) : 3000;
+	}
 	if (argc == 3 && !strcmp(argv[1], "granted")) {
 		int v = granted_read(atoi(argv[2]));
 
@@ -554,7 +599,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: lnscx SCX_LATNICE [phase-ms] | lnscx granted PID\n");
+		fprintf(stderr, "usage: lnscx [--user-slice] SCX_LATNICE [phase-ms] | lnscx granted PID\n");
 		return 2;
 	}
 	if (access("/sys/kernel/sched_ext/state", R_OK) < 0) {
@@ -579,6 +624,14 @@ int main(int argc, char **argv)
 	printf("LNTEST INFO scx-latnice: %d CPUs, default slice %llu ns, slice(-20) %llu ns, slice(19) %llu ns, "
 	       "%d hogs, phases of %d ms, periodic tasks every %d us\n", ncpus, base_slice, slice_of(-20),
 	       slice_of(19), n_hogs, phase_ms, INTERVAL_US);
+
+	if (only_user_slice) {
+		for (int i = 0; i < n_hogs; i++)
+			hogs[i] = start_hog();
+		user_slice_case(argv[1], n_hogs, phase_ms);
+		kill_all(hogs, n_hogs);
+		return failures ? 1 : 0;
+	}
 
 	/* ---- the capabilities scx_latnice.service gives: CAP_BPF and CAP_PERFMON, uid 0 without the rest ---- */
 	sched = start_scheduler_as(argv[1], 1);
@@ -757,35 +810,7 @@ int main(int argc, char **argv)
 	kill_all(per, 2);
 	for (int i = 0; i < n_hogs; i++)
 		set_value(hogs[i], 0);
-	{
-		pid_t u = start_self_boosted();
-		long long kicks[2] = { -1, -1 };
-
-		msleep(200);
-		result(get_slice(u) == LATNICE_SLICE_MIN_NS, "scx-latnice-user-slice-setup",
-		       "user nobody's task gave itself a custom slice of %llu ns (%llu wanted)", get_slice(u),
-		       LATNICE_SLICE_MIN_NS);
-		/* Run 0: nobody granted it anything. Run 1: latniced granted it -20 (the check can see a boost). */
-		for (int run = 0; run < 2; run++) {
-			if (run == 1 && set_value(u, -20) < 0)
-				break;
-			sched = start_scheduler(argv[1]);
-			ok = wait_scx("enabled", "latnice", 30);
-			grants_sync();
-			msleep(phase_ms);
-			kill(sched, SIGINT);
-			waitpid(sched, NULL, 0);
-			wait_scx("disabled", NULL, 30);
-			kicks[run] = ok ? wakeup_kicks() : -1;
-		}
-		result(kicks[0] == 0 && kicks[1] > 0, "scx-latnice-user-slice-no-boost",
-		       "%d hogs at 0 and user nobody's periodic task with its own 0.1 ms slice: %lld wakeup "
-		       "preemptions in %d ms (0 wanted: the slice is not a grant); the same task granted -20: %lld "
-		       "(some wanted)", n_hogs, kicks[0], phase_ms, kicks[1]);
-		set_value(u, 0);
-		kill(u, SIGKILL);
-		waitpid(u, NULL, 0);
-	}
+	user_slice_case(argv[1], n_hogs, phase_ms);
 out:
 	kill_all(per, 2);
 	kill_all(hogs, n_hogs);
