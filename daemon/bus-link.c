@@ -4,6 +4,7 @@
 #include "bus-link.h"
 #include "event-util.h"
 #include "log.h"
+#include "manager-scheduler.h"
 
 static int bus_link_on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
@@ -157,6 +158,7 @@ int bus_link_connect(Manager *m) {
         r = m->hooks.units_connected ? m->hooks.units_connected(m) : 0;
         if (r < 0)
                 log_warning_errno(r, "Failed to watch systemd units: %m");
+        manager_scheduler_on_bus(m);
         return 0;
 }
 

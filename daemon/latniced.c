@@ -58,7 +58,7 @@ static void help(void) {
                "     --scan-interval=MS  period of the proc-scan source\n"
                "     --no-bus            do not connect to the system bus\n"
                "     --no-realtime       handle exec events as a normal task, not SCHED_FIFO\n"
-               "     --scx-latnice=PATH  the scx_latnice that Scheduler=latnice runs\n"
+               "     --scx-latnice=PATH  the scx_latnice that Scheduler=latnice runs without systemd\n"
                "                         (default " LATNICE_SCX_LATNICE ")\n"
                "     --log-level=LEVEL   err, warning, notice, info (default), debug\n",
                LATNICE_VENDOR_RULE_DIR, LATNICE_STATE_DIR);

@@ -9,6 +9,7 @@
 #include "latnice/journal.h"
 #include "log.h"
 #include "manager-decide.h"
+#include "manager-granted.h"
 #include "manager-inherited.h"
 #include "manager-stats.h"
 #include "proc.h"
@@ -46,6 +47,7 @@ void manager_forget_full(Manager *m, pid_t pid, bool untrack) {
                 m->n_thread_entries--;
                 untrack = false; /* the kernel side tracks processes only */
         }
+        manager_granted_remove(m, e);
         applied_table_remove(m->applied, pid);
         manager_stats_on_forget(m, pid);
         if (untrack && m->bpf)
@@ -58,12 +60,16 @@ int manager_record(Manager *m, AppliedProcess *n) {
         int r;
 
         n->state_slot = old ? old->state_slot : STATE_SLOT_NONE;
+        /* A reused pid: the scheduler's key of the old process goes (the entry itself is replaced). */
+        if (old && old->start_time != n->start_time)
+                manager_granted_remove(m, old);
         r = applied_table_put(m->applied, n);
         if (r < 0)
                 return r;
         e = applied_table_get(m->applied, n->pid);
         m->n_thread_entries += (e->tgid > 0) - was_thread;
         manager_state_save(m, e);
+        manager_granted_put(m, e);
         manager_stats_on_record(m, e);
         /*
          * A thread's entry goes at a prune; its process is tracked all the same, so that the kernel side

@@ -20,6 +20,7 @@
 #include "manager-inherited.h"
 #include "manager-lifecycle.h"
 #include "manager-rules.h"
+#include "manager-granted.h"
 #include "manager-scheduler.h"
 #include "manager-scx.h"
 #include "manager-sources.h"
@@ -48,6 +49,7 @@ Manager *manager_free(Manager *m) {
         bus_link_layers_down(m);
         manager_scheduler_free(m);
         manager_scx_free(m);
+        manager_granted_free(m);
         if (m->hooks.units_free)
                 m->hooks.units_free(m);
         manager_rules_done(m);
@@ -322,6 +324,8 @@ int manager_start(Manager *m) {
                 log_debug_errno(r, "Failed to find a cgroup2 mount, resolving cgroup ids through /proc: %m");
 
         manager_open_state(m);
+        /* What an earlier latniced set and this one took over, to a scheduler already running. */
+        manager_granted_refresh(m);
 
         r = manager_reload(m, true);
         if (r < 0)

@@ -37,6 +37,7 @@
 
 #include "event-util.h"
 #include "log.h"
+#include "manager-granted.h"
 #include "manager-scx.h"
 #include "manager.h"
 #include "util.h"
@@ -225,6 +226,10 @@ static void scx_refresh(Manager *m) {
                           now.name, now.partial ? " (partial)" : "");
         s->status = now;
         scx_describe(m, s);
+        /* A scheduler that may have pinned a new map (its restart reuses the old one: then nothing happens).
+         * Also while the backend string did not change: a restart between two reads looks like no change. */
+        if (now.state == SCX_ENABLED)
+                manager_granted_refresh(m);
 
         if (now.state == SCX_ENABLING || now.state == SCX_DISABLING || now.state == SCX_UNKNOWN) {
                 /* Settling: read again soon, then less often. */

@@ -126,6 +126,7 @@ struct Manager {
         /* What Backend and BackendReason read; NULL: the probe's (manager-scx.c points them at its own). */
         const char *backend, *backend_reason;
         struct ManagerScheduler *scheduler_state; /* manager-scheduler.c, NULL unless Scheduler=latnice */
+        struct ManagerGranted *granted_state;     /* manager-granted.c, NULL while no map is held */
         ManagerOptions options;
         ManagerHooks hooks;
 

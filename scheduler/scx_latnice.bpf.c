@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * scx_latnice: latency nice on any kernel with sched_ext (>= 6.12), as a BPF
- * scheduler. It reads the value latniced (or anybody) already set on a task,
- * so rules, latnicectl set/run, the bus and the profiles work unchanged:
- *  - mainline: the EEVDF custom slice (sched_attr.sched_runtime; se.slice
- *    with se.custom_slice), turned back into a latency nice with the one
- *    mapping (include/latnice/slice-map.h);
- *  - the project's patched kernels: task_struct.latency_prio, where BTF has it.
+ * scheduler. It honours only values somebody entitled to them gave:
+ *  - mainline: the value latniced granted the task, from the map latniced
+ *    keeps equal to its applied table (include/latnice/granted.h); a task
+ *    without an entry runs at 0. Not the task's own custom slice: any user
+ *    may set one on their own tasks (sched_setattr's sched_runtime), which
+ *    the fair class bounds but a -20 here would turn into preempting every
+ *    other user's tasks;
+ *  - the project's patched kernels: task_struct.latency_prio, where BTF has
+ *    it (lowering it needs CAP_SYS_NICE there).
  *
  * Scheduling is weighted virtual time, like EEVDF: every task has a vruntime
  * that advances by the time it ran divided by its weight (nice, nothing
@@ -25,6 +28,7 @@
  */
 #include <scx/common.bpf.h>
 
+#include "latnice/granted.h"
 #include "latnice/slice-map.h"
 #include "scx_latnice.h"
 
@@ -40,6 +44,8 @@ char _license[] SEC("license") = "GPL";
 const volatile u64 slice_of[LATNICE_WIDTH];
 const volatile u64 run_slice_max_ns = 20ULL * 1000 * 1000;
 const volatile u32 nr_cpus = 1;
+/* Nanoseconds per clock tick (USER_HZ): the map's start times are /proc's, in ticks. */
+const volatile u64 ns_per_tick = 10ULL * 1000 * 1000;
 
 /* The clock: the largest vruntime of a task that started running. */
 u64 vtime_now;
@@ -62,6 +68,17 @@ struct {
         __type(value, struct task_ctx);
 } task_ctxs SEC(".maps");
 
+/* The values latniced granted (include/latnice/granted.h): pinned, so latniced can write it and a restart of
+ * the scheduler finds what latniced wrote. */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __uint(max_entries, LATNICE_GRANTED_MAX);
+        __type(key, struct latnice_granted_key);
+        __type(value, struct latnice_granted_value);
+        __uint(pinning, LIBBPF_PIN_BY_NAME);
+} granted SEC(".maps");
+
 /* The latency nice of the task each CPU runs (LN_NONE: none of ours); read by other CPUs as a hint. */
 struct {
         __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -79,22 +96,30 @@ static __always_inline bool vtime_before(u64 a, u64 b) {
         return (s64) (a - b) < 0;
 }
 
-/* The latency nice a slice stands for: the nearest on the geometric scale of the mapping (the boundary
- * between two values is the geometric mean of their slices). Where clamping gives several values one
- * slice, the one closest to 0. */
-static s32 ln_of_slice(u64 r) {
-        if (r < LATNICE_SLICE_MIN_NS)
-                r = LATNICE_SLICE_MIN_NS;
-        if (r > LATNICE_SLICE_MAX_NS)
-                r = LATNICE_SLICE_MAX_NS;
-        for (int i = 0; i < LATNICE_WIDTH - 1; i++) {
-                u64 a = slice_of[i], b = slice_of[i + 1];
+/* /proc/PID/stat's start time (field 22): nsec_to_clock_t(start_boottime), a truncating division. */
+static u64 ticks_of(u64 boottime_ns) {
+        return ns_per_tick ? boottime_ns / ns_per_tick : 0;
+}
 
-                /* r, a, b <= 1e8: the products fit. Clamped runs (a == b) below 0 end at the last one. */
-                if (r * r < a * b || (i >= 20 && r * r == a * b))
-                        return LATNICE_FROM_PRIO(i);
+/* The value latniced granted the thread (a Thread= rule's entry, or its process's for the main thread), else
+ * its process's; 0 without an entry. */
+static s32 granted_ln(struct task_struct *p) {
+        struct latnice_granted_key k = {
+                .pid = BPF_CORE_READ(p, pid),
+                .start_time = ticks_of(BPF_CORE_READ(p, start_boottime)),
+        };
+        struct latnice_granted_value *v = bpf_map_lookup_elem(&granted, &k);
+
+        if (!v) {
+                k.pid = BPF_CORE_READ(p, tgid);
+                k.start_time = ticks_of(BPF_CORE_READ(p, group_leader, start_boottime));
+                v = bpf_map_lookup_elem(&granted, &k);
+                if (v && (v->flags & LATNICE_GRANTED_F_THREAD))
+                        v = NULL; /* another thread's (cannot be: the main thread's key is its process's) */
         }
-        return LATNICE_MAX;
+        if (!v || v->latency_nice < LATNICE_MIN || v->latency_nice > LATNICE_MAX)
+                return 0;
+        return v->latency_nice;
 }
 
 static s32 task_ln(struct task_struct *p) {
@@ -107,9 +132,7 @@ static s32 task_ln(struct task_struct *p) {
                         return LATNICE_FROM_PRIO(prio);
                 return 0;
         }
-        if (bpf_core_field_exists(p->se.custom_slice) && BPF_CORE_READ(p, se.custom_slice))
-                return ln_of_slice(BPF_CORE_READ(p, se.slice));
-        return 0;
+        return granted_ln(p);
 }
 
 static u64 request_of(s32 ln) {

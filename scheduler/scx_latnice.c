@@ -12,6 +12,11 @@
  * link is made here with BPF_LINK_CREATE (kernel 6.4, commit 68b04864ca42
  * "bpf: Create links for BPF struct_ops maps").
  *
+ * The values it honours on mainline are those latniced granted: a map
+ * pinned at LATNICE_GRANTED_PIN (include/latnice/granted.h), created here
+ * or, where one of the same layout is pinned already, reused, so that
+ * latniced's entries survive a restart of the scheduler.
+ *
  * Nothing is polled: the sd-event loop wakes on the signals, on the link
  * (EPOLLHUP once the kernel detached it, 6.9 and later) and on the kernel's
  * sched_ext uevents (the "root" kobject goes away on every disable path).
@@ -26,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -35,6 +42,7 @@
 
 #include <linux/types.h>
 
+#include "latnice/granted.h"
 #include "latnice/uapi.h"
 
 /* The kernel's short type names, which the skeleton's view of the BPF globals uses. */
@@ -54,6 +62,7 @@ typedef __s64 s64;
 #define LN_SCX_EXIT_UNREG 64
 #define LN_SCX_EXIT_ERROR 1024
 
+#define BPF_FS_MAGIC_ 0xcafe4a11 /* linux/magic.h's BPF_FS_MAGIC */
 #define BASE_SLICE_FILE "/sys/kernel/debug/sched/base_slice_ns"
 #define MAX_CPUS 512 /* as in the BPF side */
 
@@ -120,6 +129,55 @@ static int read_base_slice(unsigned long long *ret) {
                 return -EOPNOTSUPP;
         *ret = a.sched_runtime;
         return 0;
+}
+
+/*
+ * Where the map of granted values is pinned: a bpffs, in a directory only root can write (bpffs mounted
+ * without mode= is 1777: a directory another user made there could hold a map that user writes). A pin of
+ * another layout (an scx_latnice of another version) is replaced, so that libbpf can pin ours. Returns 0,
+ * or 1 where there is no bpffs: then the map is not pinned and every task runs at 0.
+ */
+static int prepare_pin(struct bpf_map *map) {
+        struct bpf_map_info info = {};
+        __u32 len = sizeof(info);
+        struct statfs sfs;
+        struct stat st;
+        int fd;
+
+        if (statfs(LATNICE_BPFFS, &sfs) < 0 || (unsigned long) sfs.f_type != BPF_FS_MAGIC_)
+                return 1;
+        if (mkdir(LATNICE_GRANTED_PIN_DIR, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        if (lstat(LATNICE_GRANTED_PIN_DIR, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+                return -EPERM;
+        if (lstat(LATNICE_GRANTED_PIN, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        fd = bpf_obj_get(LATNICE_GRANTED_PIN);
+        if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && st.st_uid == 0 &&
+            info.type == bpf_map__type(map) && info.key_size == bpf_map__key_size(map) &&
+            info.value_size == bpf_map__value_size(map) && info.max_entries == bpf_map__max_entries(map) &&
+            info.map_flags == bpf_map__map_flags(map)) {
+                close(fd);
+                return 0;
+        }
+        if (fd >= 0)
+                close(fd);
+        printf("scx_latnice: %s is not a map of this version's layout: replacing it (latniced fills the new one)\n",
+               LATNICE_GRANTED_PIN);
+        return unlink(LATNICE_GRANTED_PIN) < 0 ? -errno : 0;
+}
+
+static unsigned count_granted(Loader *l) {
+        struct latnice_granted_key k, next;
+        int fd = bpf_map__fd(l->skel->maps.granted);
+        unsigned n = 0;
+
+        for (const void *prev = NULL; n <= LATNICE_GRANTED_MAX && bpf_map_get_next_key(fd, prev, &next) == 0;
+             prev = &k, n++)
+                k = next;
+        return n;
 }
 
 static void report(Loader *l) {
@@ -220,8 +278,11 @@ int main(int argc, char *argv[]) {
         };
         static const unsigned w[LATNICE_WIDTH] = LATNICE_PRIO_TO_WEIGHT;
         __attribute__((cleanup(loader_freep))) Loader *l = NULL;
+        LIBBPF_OPTS(bpf_object_open_opts, open_opts, .pin_root_path = LATNICE_GRANTED_PIN_DIR);
         unsigned long long base = 0;
+        bool pinned;
         sigset_t ss;
+        long tck;
         int c, r, ncpus;
 
         while ((c = getopt_long(argc, argv, "vh", options, NULL)) >= 0)
@@ -262,7 +323,7 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "scx_latnice: %d CPUs: wakeup preemption looks at the first %d only\n", ncpus,
                         MAX_CPUS);
 
-        l->skel = scx_latnice_bpf__open();
+        l->skel = scx_latnice_bpf__open_opts(&open_opts);
         if (!l->skel) {
                 fprintf(stderr, "scx_latnice: cannot open the BPF object: %s\n", strerror(errno));
                 return 1;
@@ -271,6 +332,25 @@ int main(int argc, char *argv[]) {
         for (int i = 0; i < LATNICE_WIDTH; i++)
                 l->skel->rodata->slice_of[i] = latnice_slice_of_weight(base, w[i]);
         l->skel->rodata->nr_cpus = (unsigned) ncpus;
+        tck = sysconf(_SC_CLK_TCK);
+        l->skel->rodata->ns_per_tick = tck > 0 ? 1000000000ULL / (unsigned long long) tck : 10000000ULL;
+        r = prepare_pin(l->skel->maps.granted);
+        if (r < 0) {
+                fprintf(stderr, "scx_latnice: refusing to use %s for the values latniced grants: %s%s\n",
+                        LATNICE_GRANTED_PIN_DIR, strerror(-r),
+                        r == -EPERM ? " (not a directory of root's, or writable by others)" : "");
+                return 1;
+        }
+        pinned = r == 0;
+        if (!pinned) {
+                fprintf(stderr, "scx_latnice: no bpffs at %s: latniced cannot tell the scheduler the values it "
+                        "grants, every task runs at latency nice 0\n", LATNICE_BPFFS);
+                r = bpf_map__set_pin_path(l->skel->maps.granted, NULL);
+                if (r < 0) {
+                        fprintf(stderr, "scx_latnice: cannot unpin the map: %s\n", strerror(-r));
+                        return 1;
+                }
+        }
         r = bpf_map__set_map_flags(l->skel->maps.latnice_ops,
                                    bpf_map__map_flags(l->skel->maps.latnice_ops) | LN_BPF_F_LINK);
         if (r >= 0)
@@ -328,9 +408,11 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "scx_latnice: no kernel uevents (%s): an ejection is noticed when the link "
                         "closes only\n", strerror(l->uevent_fd < 0 ? -l->uevent_fd : -r));
 
-        printf("scx_latnice: attached (default slice %llu ns, %d CPUs; slice(-20) %llu ns, slice(19) %llu ns)\n",
+        printf("scx_latnice: attached (default slice %llu ns, %d CPUs; slice(-20) %llu ns, slice(19) %llu ns); "
+               "values latniced granted: %s, %u entries\n",
                base, ncpus, (unsigned long long) l->skel->rodata->slice_of[0],
-               (unsigned long long) l->skel->rodata->slice_of[LATNICE_WIDTH - 1]);
+               (unsigned long long) l->skel->rodata->slice_of[LATNICE_WIDTH - 1],
+               pinned ? LATNICE_GRANTED_PIN : "not pinned", count_granted(l));
         (void) sd_notify(0, "READY=1\nSTATUS=Scheduling (sched_ext: latnice)");
         check_exit(l); /* disabled between the attach and now */
 

@@ -8,6 +8,7 @@
  * include/latnice/slice-map.h; 0 for ln 0).
  *
  *   lnscx SCX_LATNICE [phase-ms]
+ *   lnscx --user-slice SCX_LATNICE [phase-ms]   only the check that a user's own slice gives nothing
  *
  * starts the scheduler itself (SCX_LATNICE, output in /tmp/scx_latnice.log)
  * so that it knows what ran before and after the attach, and prints one
@@ -27,20 +28,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/bpf.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+
+#include "latnice/granted.h"
 #include "lntest.h"
 
 #define MAX_SAMPLES 20000
 #define MAX_HOGS 64
 #define INTERVAL_US 1000
+#define MAX_GRANTS 128
+#define NOBODY 65534
 
 static const unsigned weights[LATNICE_WIDTH] = LATNICE_PRIO_TO_WEIGHT;
 static unsigned long long base_slice;
 static int ncpus;
 static int failures;
+
+/* What this test granted, as latniced's applied table: written again whenever a scheduler pinned its map. */
+static struct {
+	pid_t pid;
+	int ln;
+} grants[MAX_GRANTS];
+static int n_grants;
 
 /* What a periodic task measured, per phase (0, 1); phase -1: not recording. */
 struct periodic_shm {
@@ -114,17 +131,122 @@ static unsigned long long slice_of(int ln)
 	return ln == 0 ? 0 : latnice_slice_of_weight(base_slice, weights[LATNICE_TO_PRIO(ln)]);
 }
 
-/* The value as latniced sets it on a mainline kernel: a custom slice (0: the default). */
+/* Field n (1-based, as proc(5) counts) of /proc/PID/stat, or -1. */
+static long long stat_field(pid_t pid, int n)
+{
+	char path[64], buf[2048], *p;
+	int field = 2;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
+		return -1;
+	for (p++; *p && field < n; p++)
+		if (*p == ' ')
+			field++;
+	return *p ? atoll(p) : -1;
+}
+
+static long bpf_sys(int cmd, union bpf_attr *a)
+{
+	return syscall(__NR_bpf, cmd, a, sizeof(*a));
+}
+
+/* The scheduler's map of granted values, where it pinned it; -1 if none. */
+static int granted_open(void)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.pathname = (uint64_t)(uintptr_t)LATNICE_GRANTED_PIN;
+	return (int)bpf_sys(BPF_OBJ_GET, &a);
+}
+
+static void granted_key(pid_t pid, struct latnice_granted_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->pid = (__u32)pid;
+	k->start_time = (__u64)stat_field(pid, 22);
+}
+
+/* Writes (ln != 0) or removes (ln 0) pid's entry, as latniced does; -1 without a map. */
+static int granted_write(int fd, pid_t pid, int ln)
+{
+	struct latnice_granted_key k;
+	struct latnice_granted_value v = { .latency_nice = ln };
+	union bpf_attr a;
+
+	granted_key(pid, &k);
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (__u32)fd;
+	a.key = (uint64_t)(uintptr_t)&k;
+	if (ln == 0)
+		return bpf_sys(BPF_MAP_DELETE_ELEM, &a) < 0 && errno != ENOENT ? -1 : 0;
+	a.value = (uint64_t)(uintptr_t)&v;
+	a.flags = BPF_ANY;
+	return bpf_sys(BPF_MAP_UPDATE_ELEM, &a) < 0 ? -1 : 0;
+}
+
+/* The value the map grants pid's process; 1000 if none, -1000 without a map. */
+static int granted_read(pid_t pid)
+{
+	struct latnice_granted_key k;
+	struct latnice_granted_value v;
+	union bpf_attr a;
+	int fd = granted_open(), r;
+
+	if (fd < 0)
+		return -1000;
+	granted_key(pid, &k);
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (__u32)fd;
+	a.key = (uint64_t)(uintptr_t)&k;
+	a.value = (uint64_t)(uintptr_t)&v;
+	r = bpf_sys(BPF_MAP_LOOKUP_ELEM, &a) < 0 ? 1000 : v.latency_nice;
+	close(fd);
+	return r;
+}
+
+/* latniced's part once a scheduler pinned its map: every value of the table into it. */
+static void grants_sync(void)
+{
+	int fd = granted_open(), n = 0;
+
+	if (fd < 0) {
+		printf("LNTEST INFO scx-latnice: no map at %s: %s (an scx_latnice that does not read one)\n",
+		       LATNICE_GRANTED_PIN, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < n_grants; i++)
+		n += granted_write(fd, grants[i].pid, grants[i].ln) == 0;
+	close(fd);
+	printf("LNTEST INFO scx-latnice: %d of %d values written into %s\n", n, n_grants, LATNICE_GRANTED_PIN);
+}
+
+/* The value as latniced sets it on a mainline kernel: a custom slice (0: the default), and the grant. */
 static int set_value(pid_t pid, int ln)
 {
 	struct ln_sched_attr a = { 0 };
+	int i, fd;
 
 	if (ln_getattr(pid, &a, SCHED_ATTR_SIZE_VER1) < 0)
 		return -1;
 	a.size = SCHED_ATTR_SIZE_VER1;
 	a.sched_flags = 0;
 	a.sched_runtime = slice_of(ln);
-	return ln_setattr(pid, &a, 0);
+	if (ln_setattr(pid, &a, 0) < 0)
+		return -1;
+	for (i = 0; i < n_grants && grants[i].pid != pid; i++)
+		;
+	if (i == n_grants && n_grants < MAX_GRANTS)
+		grants[n_grants++].pid = pid;
+	if (i < n_grants)
+		grants[i].ln = ln;
+	fd = granted_open();
+	if (fd >= 0) {
+		granted_write(fd, pid, ln);
+		close(fd);
+	}
+	return 0;
 }
 
 static unsigned long long get_slice(pid_t pid)
@@ -264,7 +386,33 @@ static int wait_scx(const char *state, const char *ops, int seconds)
 	return scx_is(state, ops);
 }
 
-static pid_t start_scheduler(const char *path)
+/*
+ * What scx_latnice.service gives the loader: uid 0 with CAP_BPF and CAP_PERFMON only, none from exec
+ * (SecureBits=noroot..., CapabilityBoundingSet=, AmbientCapabilities=). 0, or -1 with errno.
+ */
+static int unit_capabilities(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	const unsigned keep = (1u << (CAP_BPF - 32)) | (1u << (CAP_PERFMON - 32));
+
+	for (int c = 0; c < 64; c++)
+		if (c != CAP_BPF && c != CAP_PERFMON && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+			return -1;
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+		  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0) < 0)
+		return -1;
+	memset(d, 0, sizeof(d));
+	d[1].permitted = d[1].effective = d[1].inheritable = keep;
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_BPF, 0, 0) < 0 ||
+	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_PERFMON, 0, 0) < 0)
+		return -1;
+	return 0;
+}
+
+static pid_t start_scheduler_as(const char *path, int unit_caps)
 {
 	pid_t pid = fork();
 
@@ -275,8 +423,53 @@ static pid_t start_scheduler(const char *path)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
+		if (unit_caps && unit_capabilities() < 0) {
+			fprintf(stderr, "lnscx: cannot take the unit's capabilities: %s\n", strerror(errno));
+			_exit(126);
+		}
 		execl(path, path, (char *)NULL);
 		_exit(127);
+	}
+	return pid;
+}
+
+static pid_t start_scheduler(const char *path)
+{
+	return start_scheduler_as(path, 0);
+}
+
+/* The loader's "N wakeup preemptions" of its exit report in /tmp/scx_latnice.log; -1 if not there. */
+static long long wakeup_kicks(void)
+{
+	char buf[8192], *p;
+
+	if (read_file("/tmp/scx_latnice.log", buf, sizeof(buf)) < 0 || !(p = strstr(buf, " wakeup preemptions")))
+		return -1;
+	while (p > buf && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return atoll(p);
+}
+
+/* A periodic task (1 ms) of user nobody that gives itself a 0.1 ms custom slice, as anybody may. */
+static pid_t start_self_boosted(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct ln_sched_attr a = { 0 };
+		struct timespec ts = { 0, INTERVAL_US * 1000L };
+
+		if (setresgid(NOBODY, NOBODY, NOBODY) < 0 || setresuid(NOBODY, NOBODY, NOBODY) < 0)
+			_exit(1);
+		if (ln_getattr(0, &a, SCHED_ATTR_SIZE_VER1) < 0)
+			_exit(1);
+		a.size = SCHED_ATTR_SIZE_VER1;
+		a.sched_flags = 0;
+		a.sched_runtime = LATNICE_SLICE_MIN_NS;
+		if (ln_setattr(0, &a, 0) < 0)
+			_exit(1);
+		for (;;)
+			nanosleep(&ts, NULL);
 	}
 	return pid;
 }
@@ -337,6 +530,45 @@ static void compare_phase(const char *name, int ph, struct periodic_shm *fast, c
 	       s > 0 ? f / s : 0, tail);
 }
 
+/*
+ * n_hogs hogs at 0 run, and a periodic task of user nobody that gave itself a 0.1 ms custom slice: the
+ * scheduler must give it nothing, so nothing is ever preempted on wakeup (every task is at 0). Then the same
+ * task granted -20, as latniced grants it: wakeup preemptions, so the count can see a boost.
+ */
+static void user_slice_case(const char *path, int n_hogs, int phase_ms)
+{
+	pid_t sched;
+	int ok;
+
+	pid_t u = start_self_boosted();
+	long long kicks[2] = { -1, -1 };
+
+	msleep(200);
+	result(get_slice(u) == LATNICE_SLICE_MIN_NS, "scx-latnice-user-slice-setup",
+	       "user nobody's task gave itself a custom slice of %llu ns (%llu wanted)", get_slice(u),
+	       LATNICE_SLICE_MIN_NS);
+	/* Run 0: nobody granted it anything. Run 1: latniced granted it -20 (the check can see a boost). */
+	for (int run = 0; run < 2; run++) {
+		if (run == 1 && set_value(u, -20) < 0)
+			break;
+		sched = start_scheduler(path);
+		ok = wait_scx("enabled", "latnice", 30);
+		grants_sync();
+		msleep(phase_ms);
+		kill(sched, SIGINT);
+		waitpid(sched, NULL, 0);
+		wait_scx("disabled", NULL, 30);
+		kicks[run] = ok ? wakeup_kicks() : -1;
+	}
+	result(kicks[0] == 0 && kicks[1] > 0, "scx-latnice-user-slice-no-boost",
+	       "%d hogs at 0 and user nobody's periodic task with its own 0.1 ms slice: %lld wakeup "
+	       "preemptions in %d ms (0 wanted: the slice is not a grant); the same task granted -20: %lld "
+	       "(some wanted)", n_hogs, kicks[0], phase_ms, kicks[1]);
+	set_value(u, 0);
+	kill(u, SIGKILL);
+	waitpid(u, NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct periodic_shm *sa, *sb;
@@ -347,11 +579,27 @@ int main(int argc, char **argv)
 	double hmin, hmax, hsum;
 	char tail[64];
 	struct ln_sched_attr self = { 0 };
-	int ok;
+	int ok, only_user_slice = argc > 1 && !strcmp(argv[1], "--user-slice");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (only_user_slice) {
+		argc--;
+		argv++;
+		phase_ms = argc > 2 ? atoi(argv[2]) : 3000;
+	}
+	if (argc == 3 && !strcmp(argv[1], "granted")) {
+		int v = granted_read(atoi(argv[2]));
+
+		if (v == -1000)
+			printf("no map\n");
+		else if (v == 1000)
+			printf("none\n");
+		else
+			printf("%d\n", v);
+		return 0;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: lnscx SCX_LATNICE [phase-ms]\n");
+		fprintf(stderr, "usage: lnscx [--user-slice] SCX_LATNICE [phase-ms] | lnscx granted PID\n");
 		return 2;
 	}
 	if (access("/sys/kernel/sched_ext/state", R_OK) < 0) {
@@ -377,6 +625,25 @@ int main(int argc, char **argv)
 	       "%d hogs, phases of %d ms, periodic tasks every %d us\n", ncpus, base_slice, slice_of(-20),
 	       slice_of(19), n_hogs, phase_ms, INTERVAL_US);
 
+	if (only_user_slice) {
+		for (int i = 0; i < n_hogs; i++)
+			hogs[i] = start_hog();
+		user_slice_case(argv[1], n_hogs, phase_ms);
+		kill_all(hogs, n_hogs);
+		return failures ? 1 : 0;
+	}
+
+	/* ---- the capabilities scx_latnice.service gives: CAP_BPF and CAP_PERFMON, uid 0 without the rest ---- */
+	sched = start_scheduler_as(argv[1], 1);
+	ok = wait_scx("enabled", "latnice", 30);
+	kill(sched, SIGINT);
+	waitpid(sched, &status, 0);
+	read_file("/tmp/scx_latnice.log", buf, sizeof(buf));
+	result(ok && wait_scx("disabled", NULL, 30) && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "scx-latnice-unit-capabilities",
+	       "with CAP_BPF and CAP_PERFMON only (no root capabilities from exec) it attached (%s) and exited %d: %s",
+	       ok ? "yes" : "no", WIFEXITED(status) ? WEXITSTATUS(status) : -1, strtok(buf, "\n") ?: "");
+
 	sa = mmap(NULL, sizeof(*sa), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	sb = mmap(NULL, sizeof(*sb), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sa == MAP_FAILED || sb == MAP_FAILED)
@@ -396,6 +663,8 @@ int main(int argc, char **argv)
 	sched = start_scheduler(argv[1]);
 	ok = wait_scx("enabled", "latnice", 30);
 	result(ok, "scx-latnice-attach", "state enabled and root/ops latnice 30 s after starting %s", argv[1]);
+	/* latniced fills the map when it sees the scheduler enabled: the value given before the attach counts. */
+	grants_sync();
 	if (!ok) {
 		kill(sched, SIGKILL);
 		waitpid(sched, NULL, 0);
@@ -536,6 +805,12 @@ int main(int argc, char **argv)
 	       ok ? "yes" : "no", scx_is("disabled", NULL) ? "disabled" : "not disabled");
 	kill(t19, SIGKILL);
 	waitpid(t19, NULL, 0);
+
+	/* ---- nobody's own 0.1 ms slice buys nothing: with every task at 0 nothing is preempted on wakeup ---- */
+	kill_all(per, 2);
+	for (int i = 0; i < n_hogs; i++)
+		set_value(hogs[i], 0);
+	user_slice_case(argv[1], n_hogs, phase_ms);
 out:
 	kill_all(per, 2);
 	kill_all(hogs, n_hogs);
