@@ -7,6 +7,7 @@
  * thrown away. Samples are pooled per mechanism; one "LNLAB cell" line each at the end.
  *
  *   lnlab run -L LOAD -m MECH[,MECH...] [-r rounds] [-t phase-ms] [-w warmup-ms] [-R ROLE] [-n name]
+ *             [-s seed] [-B bindir]
  *
  * LOAD: "hackbench:G" (G groups of 20 senders and 20 receivers over AF_UNIX socketpairs, as the
  * seed's hackbench -g G), "hogs:N" (N processes spinning in user space: a compiler between
@@ -379,7 +380,8 @@ static int scx_state_is(const char *want)
 
 static int scx_wait(const char *want)
 {
-	for (int i = 0; i < 500; i++) {
+	/* Loading a BPF scheduler takes seconds on the lab's 125 MIPS CPU under a load. */
+	for (int i = 0; i < 6000; i++) {
 		if (scx_state_is(want))
 			return 0;
 		usleep(10000);
@@ -540,10 +542,10 @@ static int run_main(int argc, char **argv)
 	const char *load = "idle", *role = "cyclic", *name = "-";
 	char *mechs_arg = NULL, *save = NULL;
 	struct cell cells[MAX_MECHS] = { 0 };
-	int n_cells = 0, rounds = 3, phase_ms = 1000, warmup_ms = 200, opt, r;
+	int n_cells = 0, rounds = 3, phase_ms = 1000, warmup_ms = 200, seed = 0, opt, r;
 	double lpu;
 
-	while ((opt = getopt(argc, argv, "L:m:r:t:w:R:n:B:")) != -1) {
+	while ((opt = getopt(argc, argv, "L:m:r:t:w:R:n:B:s:")) != -1) {
 		switch (opt) {
 		case 'L': load = optarg; break;
 		case 'm': mechs_arg = optarg; break;
@@ -553,6 +555,7 @@ static int run_main(int argc, char **argv)
 		case 'R': role = optarg; break;
 		case 'n': name = optarg; break;
 		case 'B': bindir = optarg; break;
+		case 's': seed = atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -566,7 +569,15 @@ static int run_main(int argc, char **argv)
 		printf("LNLAB error run=%s: starting the load %s: %s\n", name, load, strerror(-r));
 		return 1;
 	}
-	printf("LNLAB info run=%s load=%s role=%s tasks=%d loops_per_us=%.1f\n", name, load, role, n_load, lpu);
+	/*
+	 * Under icount a boot is a pure function of its inputs: the same seed gives the same numbers, to
+	 * the microsecond. Another seed starts the phases at another point of the load's cycle, so two
+	 * seeds are two independent samples of one experiment.
+	 */
+	if (seed > 0)
+		usleep((useconds_t)seed * 7919);
+	printf("LNLAB info run=%s load=%s role=%s tasks=%d loops_per_us=%.1f seed=%d\n", name, load, role, n_load,
+	       lpu, seed);
 	fflush(stdout);
 	/* Round 0 warms up (thrown away); then each round starts one mechanism later. */
 	for (int round = 0; round <= rounds; round++)
