@@ -791,6 +791,21 @@ static int t_cgroup_v2(void)
  * group above it that has a cpu.latency.nice; its own value wins; the
  * group's value is taken at the task's next placement (a sleep does it).
  */
+/*
+ * se.slice once it is want: a task takes its group's slice when it is placed (a sleep and a
+ * wakeup) or starts a new request, so sleep a little until then, a bounded number of times.
+ */
+static long slice_after_sleeps(long want)
+{
+	long ps = proc_sched_field(0, "se.slice");
+
+	for (int i = 0; i < 100 && ps != want; i++) {
+		usleep(2000);
+		ps = proc_sched_field(0, "se.slice");
+	}
+	return ps;
+}
+
 static int group_slice_body(const char *mnt)
 {
 	char parent[256], leaf[300], path[400], pid[32];
@@ -808,35 +823,31 @@ static int group_slice_body(const char *mnt)
 	snprintf(path, sizeof(path), "%s/cgroup.procs", leaf);
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	CHECK(write_file(path, pid) == 0, "join %s: %m", leaf);
-	usleep(2000);
-	ps = proc_sched_field(0, "se.slice");
+	ps = slice_after_sleeps(expected_slice(base, -10));
 	CHECK(ps == (long)expected_slice(base, -10),
 	      "in a leaf below a -10 group: se.slice %ld, expected %llu", ps,
 	      (unsigned long long)expected_slice(base, -10));
 	CHECK(ln_get(0) == 0, "the group's value changed the task's own to %d", ln_get(0));
 	CHECK(ln_set(0, -5) == 0, "set -5: %m");
-	usleep(2000);
+	slice_after_sleeps(expected_slice(base, -5));
 	CHECK(runtime_of(0) == expected_slice(base, -5),
 	      "own -5 in a -10 group: slice %llu, expected %llu",
 	      (unsigned long long)runtime_of(0), (unsigned long long)expected_slice(base, -5));
 	CHECK(ln_set(0, 0) == 0, "set 0: %m");
 	snprintf(path, sizeof(path), "%s/cpu.latency.nice", leaf);
 	CHECK(write_file(path, "5") == 0, "write 5 to %s: %m", path);
-	usleep(2000);
-	ps = proc_sched_field(0, "se.slice");
+	ps = slice_after_sleeps(expected_slice(base, 5));
 	CHECK(ps == (long)expected_slice(base, 5),
 	      "leaf 5 below a -10 group: se.slice %ld, expected %llu (the innermost wins)",
 	      ps, (unsigned long long)expected_slice(base, 5));
 	CHECK(write_file(path, "0") == 0, "write 0 to %s: %m", path);
-	usleep(2000);
-	ps = proc_sched_field(0, "se.slice");
+	ps = slice_after_sleeps(expected_slice(base, -10));
 	CHECK(ps == (long)expected_slice(base, -10),
 	      "leaf back at 0: se.slice %ld, expected the parent's %llu", ps,
 	      (unsigned long long)expected_slice(base, -10));
 	snprintf(path, sizeof(path), "%s/cgroup.procs", mnt);
 	CHECK(write_file(path, pid) == 0, "back to the root group: %m");
-	usleep(2000);
-	ps = proc_sched_field(0, "se.slice");
+	ps = slice_after_sleeps(base);
 	CHECK(ps == (long)base, "back in the root group: se.slice %ld, expected the default %llu",
 	      ps, (unsigned long long)base);
 	return 0;
