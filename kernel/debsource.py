@@ -233,6 +233,8 @@ def cached(series):
         if not os.path.exists(rec):
             continue
         fields = parse_stanza(open(rec).read())
+        if "Version" not in fields or not os.path.exists(tarball(series, d)):
+            continue
         if best is None or newer(fields["Version"], best[1]["Version"]):
             best = (d, fields)
     return best or (None, None)
