@@ -4,7 +4,7 @@
  * test VM and prints one "LNTEST PASS|FAIL|SKIP name[: why]" line per check
  * for vmtest.py. Runs as root (PID 1's child) on a busybox initramfs.
  *
- *   lntest [--series 6.1|6.12] [TEST...]      run all or the named tests
+ *   lntest [--series 6.1|6.12|7.3] [TEST...]  run all or the named tests
  *   lntest getln PID                         print PID's latency nice
  *   lntest getslice PID                      print the slice PID reports (sched_runtime)
  *   lntest setslice PID NS                   give PID a custom slice of NS (0: the default)
@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lntest.h"
@@ -47,6 +48,16 @@ static char why[1024];
 static bool is_eevdf(void)
 {
 	return strcmp(arg_series, "6.1") != 0;
+}
+
+/*
+ * 7.x's fair class is flat: only tasks are in the EEVDF tree, so a group's
+ * cpu.latency.nice acts through its tasks' slices (kernel/7.3/0003), and
+ * the series adds a wakeup credit for negative values (kernel/7.3/0004).
+ */
+static bool is_flat(void)
+{
+	return strcmp(arg_series, "7.3") == 0;
 }
 
 static int set_full(pid_t pid, int ln, uint64_t extra_flags)
@@ -89,6 +100,22 @@ static int in_child(int (*fn)(void))
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status), "child died: status 0x%x", status);
 	return WEXITSTATUS(status) ? -1 : 0;
+}
+
+/* in_child() for a function that takes a string. */
+static int (*child_fn_arg)(const char *);
+static const char *child_arg;
+
+static int child_trampoline(void)
+{
+	return child_fn_arg(child_arg);
+}
+
+static int in_child_arg(int (*fn)(const char *), const char *arg)
+{
+	child_fn_arg = fn;
+	child_arg = arg;
+	return in_child(child_trampoline);
 }
 
 /* ---- task interface ---------------------------------------------------- */
@@ -759,6 +786,200 @@ static int t_cgroup_v2(void)
 	return r;
 }
 
+/*
+ * 7.3: a task without a slice of its own gets the slice of the innermost
+ * group above it that has a cpu.latency.nice; its own value wins; the
+ * group's value is taken at the task's next placement (a sleep does it).
+ */
+/*
+ * se.slice once it is want: a task takes its group's slice when it is placed (a sleep and a
+ * wakeup) or starts a new request, so sleep a little until then, a bounded number of times.
+ */
+static long slice_after_sleeps(long want)
+{
+	long ps = proc_sched_field(0, "se.slice");
+
+	for (int i = 0; i < 100 && ps != want; i++) {
+		usleep(2000);
+		ps = proc_sched_field(0, "se.slice");
+	}
+	return ps;
+}
+
+static int group_slice_body(const char *mnt)
+{
+	char parent[256], leaf[300], path[400], pid[32];
+	uint64_t base = runtime_of(0);
+	long ps;
+
+	snprintf(parent, sizeof(parent), "%s/lntest-slice", mnt);
+	snprintf(leaf, sizeof(leaf), "%s/leaf", parent);
+	CHECK(mkdir(parent, 0755) == 0 || errno == EEXIST, "mkdir %s: %m", parent);
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", parent);
+	CHECK(write_file(path, "+cpu") == 0, "enable +cpu in %s: %m", path);
+	CHECK(mkdir(leaf, 0755) == 0 || errno == EEXIST, "mkdir %s: %m", leaf);
+	snprintf(path, sizeof(path), "%s/cpu.latency.nice", parent);
+	CHECK(write_file(path, "-10") == 0, "write -10 to %s: %m", path);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", leaf);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	CHECK(write_file(path, pid) == 0, "join %s: %m", leaf);
+	ps = slice_after_sleeps(expected_slice(base, -10));
+	CHECK(ps == (long)expected_slice(base, -10),
+	      "in a leaf below a -10 group: se.slice %ld, expected %llu", ps,
+	      (unsigned long long)expected_slice(base, -10));
+	CHECK(ln_get(0) == 0, "the group's value changed the task's own to %d", ln_get(0));
+	CHECK(ln_set(0, -5) == 0, "set -5: %m");
+	slice_after_sleeps(expected_slice(base, -5));
+	CHECK(runtime_of(0) == expected_slice(base, -5),
+	      "own -5 in a -10 group: slice %llu, expected %llu",
+	      (unsigned long long)runtime_of(0), (unsigned long long)expected_slice(base, -5));
+	CHECK(ln_set(0, 0) == 0, "set 0: %m");
+	snprintf(path, sizeof(path), "%s/cpu.latency.nice", leaf);
+	CHECK(write_file(path, "5") == 0, "write 5 to %s: %m", path);
+	ps = slice_after_sleeps(expected_slice(base, 5));
+	CHECK(ps == (long)expected_slice(base, 5),
+	      "leaf 5 below a -10 group: se.slice %ld, expected %llu (the innermost wins)",
+	      ps, (unsigned long long)expected_slice(base, 5));
+	CHECK(write_file(path, "0") == 0, "write 0 to %s: %m", path);
+	ps = slice_after_sleeps(expected_slice(base, -10));
+	CHECK(ps == (long)expected_slice(base, -10),
+	      "leaf back at 0: se.slice %ld, expected the parent's %llu", ps,
+	      (unsigned long long)expected_slice(base, -10));
+	snprintf(path, sizeof(path), "%s/cgroup.procs", mnt);
+	CHECK(write_file(path, pid) == 0, "back to the root group: %m");
+	ps = slice_after_sleeps(base);
+	CHECK(ps == (long)base, "back in the root group: se.slice %ld, expected the default %llu",
+	      ps, (unsigned long long)base);
+	return 0;
+}
+
+static int t_group_slice(void)
+{
+	static const char mnt[] = "/tmp/lncg3";
+	char path[300];
+	int r;
+
+	if (!is_flat()) {
+		snprintf(why, sizeof(why), "SKIP %s: a group's value is the slice of the group's entity, "
+			 "not of its tasks", arg_series);
+		return 1;
+	}
+	mkdir(mnt, 0755);
+	CHECK(mount("cgroup2", mnt, "cgroup2", 0, NULL) == 0, "mount -t cgroup2: %m");
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", mnt);
+	for (int i = 0; write_file(path, "+cpu") < 0; i++) {
+		CHECK(i < 30 && (errno == ENOENT || errno == EBUSY), "enable +cpu in %s: %m", path);
+		usleep(100000);
+	}
+	r = in_child_arg(group_slice_body, mnt);
+	snprintf(path, sizeof(path), "%s/lntest-slice/leaf", mnt);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/lntest-slice", mnt);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", mnt);
+	write_file(path, "-cpu");
+	umount(mnt);
+	return r;
+}
+
+/*
+ * Latency nice buys no CPU: on one CPU, a task that runs in short bursts
+ * and sleeps briefly (so it is placed, and on 7.3 lent its credit, at
+ * every wakeup) against a CPU hog at 0 gets the same share at latency nice
+ * -20 as at 0; and a hog at 19 against a hog at 0 gets half. Measured as
+ * CPU time over a fixed span; the bounds are loose (x1.25): what they guard
+ * against (a credit given, not lent) would be a multiple.
+ */
+static void spin_until(const struct timespec *end, long burst_us, long sleep_us)
+{
+	struct timespec now, b;
+
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end->tv_sec || (now.tv_sec == end->tv_sec && now.tv_nsec >= end->tv_nsec))
+			return;
+		if (!burst_us)
+			continue;
+		b = now;
+		do
+			clock_gettime(CLOCK_MONOTONIC, &now);
+		while ((now.tv_sec - b.tv_sec) * 1000000 + (now.tv_nsec - b.tv_nsec) / 1000 < burst_us);
+		usleep(sleep_us);
+	}
+}
+
+/* CPU seconds of two tasks on CPU 0 for span ms: a at latency nice lna (bursts), b at lnb (hog). */
+static int share_pair(int lna, long burst_us, int lnb, long span_ms, double *ret_a, double *ret_b)
+{
+	struct timespec end;
+	pid_t pids[2];
+	int lns[2] = { lna, lnb };
+	double cpu[2];
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += span_ms / 1000;
+	end.tv_nsec += (span_ms % 1000) * 1000000;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	for (int i = 0; i < 2; i++) {
+		pids[i] = fork();
+		CHECK(pids[i] >= 0, "fork: %m");
+		if (pids[i] == 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(0, &set);
+			if (sched_setaffinity(0, sizeof(set), &set) < 0 || set_full(0, lns[i], 0) < 0)
+				_exit(2);
+			spin_until(&end, i == 0 ? burst_us : 0, 50);
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		struct rusage ru;
+		int status;
+
+		CHECK(wait4(pids[i], &status, 0, &ru) == pids[i], "wait4: %m");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d: status 0x%x", i, status);
+		cpu[i] = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			 (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	}
+	*ret_a = cpu[0];
+	*ret_b = cpu[1];
+	return 0;
+}
+
+static int t_no_cpu(void)
+{
+	double a0, b0, a20, b20, h19, h0, share0, share20;
+
+	if (!is_flat()) {
+		snprintf(why, sizeof(why), "SKIP %s: the wakeup credit is 7.3's", arg_series);
+		return 1;
+	}
+	/*
+	 * Bursts of 0.2 ms and 50 us sleeps: more than their share against a hog,
+	 * placed thousands of times a second. A credit of one -20 request (0.1 ms)
+	 * that was not repaid would add up to a multiple of the task's share.
+	 */
+	if (share_pair(0, 200, 0, 1000, &a0, &b0) < 0)
+		return -1;
+	if (share_pair(-20, 200, 0, 1000, &a20, &b20) < 0)
+		return -1;
+	CHECK(a0 + b0 > 0.5 && a20 + b20 > 0.5, "the pairs ran %.2f s and %.2f s of 1 s each", a0 + b0, a20 + b20);
+	share0 = a0 / (a0 + b0);
+	share20 = a20 / (a20 + b20);
+	printf("LNTEST INFO no-cpu bursts at 0: %.3f of the CPU, at -20: %.3f\n", share0, share20);
+	CHECK(share20 < share0 * 1.25, "bursts at -20 got %.3f of the CPU, at 0 %.3f", share20, share0);
+	if (share_pair(19, 0, 0, 1000, &h19, &h0) < 0)
+		return -1;
+	printf("LNTEST INFO no-cpu hog at 19 against one at 0: %.3f s / %.3f s\n", h19, h0);
+	CHECK(h19 > h0 / 1.25 && h19 < h0 * 1.25, "hog at 19 ran %.3f s, hog at 0 %.3f s", h19, h0);
+	return 0;
+}
+
 /* ---- driver ------------------------------------------------------------- */
 
 static const struct {
@@ -777,8 +998,10 @@ static const struct {
 	{ "unprivileged", t_unprivileged },
 	{ "proc-sched", t_proc_sched },
 	{ "eevdf-slice", t_slice },
+	{ "latency-nice-buys-no-cpu", t_no_cpu },
 	/* v2 first: a v1 hierarchy may outlive its umount and keep "cpu" */
 	{ "cgroup-v2-cpu.latency.nice", t_cgroup_v2 },
+	{ "cgroup-v2-group-slice", t_group_slice },
 	{ "cgroup-v1-cpu.latency", t_cgroup_v1 },
 };
 
