@@ -45,9 +45,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hackload.h"
 #include "latnice/uapi.h"
 
-#define MSG_SIZE 100
 #define GROUP_FDS 20	/* hackbench's default: 20 senders and 20 receivers a group */
 #define MAX_MECHS 8
 #define MAX_ROUNDS 64
@@ -244,35 +244,6 @@ static int task_main(int argc, char **argv)
 
 /* ---- loads ------------------------------------------------------------------------------ */
 
-static void receiver(int fd, volatile uint64_t *count)
-{
-	char buf[MSG_SIZE];
-
-	for (;;) {
-		size_t got = 0;
-
-		while (got < MSG_SIZE) {
-			ssize_t n = read(fd, buf + got, MSG_SIZE - got);
-
-			if (n <= 0)
-				_exit(n < 0);
-			got += (size_t)n;
-		}
-		__atomic_add_fetch(count, 1, __ATOMIC_RELAXED);
-	}
-}
-
-static void sender(const int *fds, int nfds)
-{
-	char buf[MSG_SIZE];
-
-	memset(buf, 'x', sizeof(buf));
-	for (;;)
-		for (int i = 0; i < nfds; i++)
-			if (write(fds[i], buf, sizeof(buf)) != sizeof(buf))
-				_exit(1);
-}
-
 static void hog(volatile uint64_t *count)
 {
 	for (;;) {
@@ -322,7 +293,7 @@ static int start_load(const char *load)
 				return -errno;
 			if (pid == 0) {
 				close(sv[0]);
-				receiver(sv[1], &counters[g * GROUP_FDS + r]);
+				hackload_receiver(sv[1], &counters[g * GROUP_FDS + r]);
 			}
 			close(sv[1]);
 			wfd[r] = sv[0];
@@ -334,7 +305,7 @@ static int start_load(const char *load)
 			if (pid < 0)
 				return -errno;
 			if (pid == 0)
-				sender(wfd, GROUP_FDS);
+				hackload_sender(wfd, GROUP_FDS);
 			load_pids[n_load++] = pid;
 		}
 		for (int r = 0; r < GROUP_FDS; r++)

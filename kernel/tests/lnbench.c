@@ -40,9 +40,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hackload.h"
 #include "lntest.h"
 
-#define MSG_SIZE 100
 
 static int arg_groups = 2, arg_fds = 10, arg_phase_ms = 1000, arg_rounds = 8;
 static int arg_warmup_ms = 1000, arg_interval_us = 1000, arg_cpu = -1;
@@ -78,35 +78,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static void receiver(int fd, volatile uint64_t *count)
-{
-	char buf[MSG_SIZE];
-
-	for (;;) {
-		size_t got = 0;
-
-		while (got < MSG_SIZE) {
-			ssize_t n = read(fd, buf + got, MSG_SIZE - got);
-
-			if (n <= 0)
-				_exit(n < 0 ? 1 : 0);
-			got += n;
-		}
-		__atomic_add_fetch(count, 1, __ATOMIC_RELAXED);
-	}
-}
-
-static void sender(const int *fds, int nfds)
-{
-	char buf[MSG_SIZE];
-
-	memset(buf, 'x', sizeof(buf));
-	for (;;)
-		for (int i = 0; i < nfds; i++)
-			if (write(fds[i], buf, sizeof(buf)) != sizeof(buf))
-				_exit(1);
-}
-
 static int start_load(void)
 {
 	n_load = 0;
@@ -130,7 +101,7 @@ static int start_load(void)
 				return -1;
 			if (pid == 0) {
 				close(sv[0]);
-				receiver(sv[1], &counters[g * arg_fds + r]);
+				hackload_receiver(sv[1], &counters[g * arg_fds + r]);
 			}
 			close(sv[1]);
 			wfd[r] = sv[0];
@@ -142,7 +113,7 @@ static int start_load(void)
 			if (pid < 0)
 				return -1;
 			if (pid == 0)
-				sender(wfd, arg_fds);
+				hackload_sender(wfd, arg_fds);
 			load_pids[n_load++] = pid;
 		}
 		for (int r = 0; r < arg_fds; r++)
