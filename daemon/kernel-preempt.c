@@ -149,24 +149,38 @@ static bool is_blank(char c) {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/*
+ * The next blank-separated word of buf[0..n) from *i on: false when none is left. With quotes, blanks
+ * inside double quotes do not end a word (the kernel's next_arg() for the command line).
+ */
+static bool next_word(const char *buf, size_t n, size_t *i, bool quotes, size_t *ret_start, size_t *ret_len) {
+        bool quoted = false;
+        size_t start;
+
+        while (*i < n && is_blank(buf[*i]))
+                (*i)++;
+        if (*i >= n)
+                return false;
+        start = *i;
+        while (*i < n && (quoted || !is_blank(buf[*i]))) {
+                if (quotes && buf[*i] == '"')
+                        quoted = !quoted;
+                (*i)++;
+        }
+        *ret_start = start;
+        *ret_len = *i - start;
+        return true;
+}
+
 PreemptModel preempt_debugfs_parse(const char *buf, size_t n) {
         PreemptModel found = PREEMPT_MODEL_UNKNOWN;
-        size_t i = 0;
+        size_t i = 0, start, len;
 
         if (!buf)
                 return PREEMPT_MODEL_UNKNOWN;
-        while (i < n) {
-                size_t start, len;
+        while (next_word(buf, n, &i, false, &start, &len)) {
                 PreemptModel m;
 
-                while (i < n && is_blank(buf[i]))
-                        i++;
-                if (i >= n)
-                        break;
-                start = i;
-                while (i < n && !is_blank(buf[i]))
-                        i++;
-                len = i - start;
                 if (buf[start] != '(') {
                         if (model_from_word(buf + start, len) == PREEMPT_MODEL_UNKNOWN)
                                 return PREEMPT_MODEL_UNKNOWN; /* not the file we know */
@@ -187,28 +201,14 @@ PreemptModel preempt_cmdline_parse(const char *buf, size_t n) {
         static const char key[] = "preempt=";
         const size_t k = sizeof(key) - 1;
         PreemptModel found = PREEMPT_MODEL_UNKNOWN;
-        size_t i = 0;
+        size_t i = 0, start, len;
 
         if (!buf)
                 return PREEMPT_MODEL_UNKNOWN;
         n = strnlen(buf, n); /* a C string in the kernel */
-        while (i < n) {
-                size_t start, len;
-                bool quoted = false;
+        while (next_word(buf, n, &i, true, &start, &len)) {
                 PreemptModel m;
 
-                while (i < n && is_blank(buf[i]))
-                        i++;
-                if (i >= n)
-                        break;
-                start = i;
-                /* as the kernel's next_arg(): blanks inside double quotes do not end a word */
-                while (i < n && (quoted || !is_blank(buf[i]))) {
-                        if (buf[i] == '"')
-                                quoted = !quoted;
-                        i++;
-                }
-                len = i - start;
                 if (len == 2 && memcmp(buf + start, "--", 2) == 0)
                         break;
                 /* next_arg() takes a quote off the start of the word or of its value, and one at its end */
